@@ -1,0 +1,199 @@
+/*
+ * btl_openib.h - the openib BTL's component, device, module and endpoint.
+ *
+ * One module per active verbs port. Endpoints are created CLOSED at
+ * add_procs and connected lazily by a CPC on the first send. Each endpoint
+ * has one RC QP per receive queue of btl_openib_receive_queues.
+ */
+#ifndef BTL_OPENIB_H
+#define BTL_OPENIB_H
+
+#include "opal_config.h"
+
+#include <infiniband/verbs.h>
+#include <pthread.h>
+
+#include "opal/class/opal_free_list.h"
+#include "opal/class/opal_hash_table.h"
+#include "opal/class/opal_list.h"
+#include "opal/class/opal_pointer_array.h"
+#include "opal/mca/btl/btl.h"
+#include "opal/mca/rcache/rcache.h"
+#include "opal/util/output.h"
+#include "opal/util/proc.h"
+
+#include "openib/openib_cpc.h"
+#include "connect/openib_connect.h"
+#include "btl_openib/btl_openib_rq_spec.h"
+#include "btl_openib/btl_openib_lazy.h"
+
+#define OPENIB_MAX_CPCS 4
+
+/* A verbs device: one per ibv_context, shared by its ports' modules. */
+struct openib_device {
+    struct ibv_context *ctx;
+    struct ibv_pd *pd;
+    struct ibv_device_attr attr;
+    mca_rcache_base_module_t *rcache;
+    struct openib_hmem_object *hmem;
+    char name[64];
+    int refcount;
+    bool xrc;
+};
+
+/* Our registration: the rcache's record plus the verbs MR behind it. */
+struct openib_reg {
+    mca_rcache_base_registration_t base;
+    struct ibv_mr *mr;
+    mca_btl_base_registration_handle_t *handle_view;
+};
+
+/* What ob1 ships to the peer for RDMA (btl_registration_handle_size). */
+struct mca_btl_base_registration_handle_t {
+    uint32_t rkey;
+    uint32_t lkey;
+};
+
+/* Statistics shown at verbose >= 10 on finalize and used by tests. */
+struct openib_stats {
+    uint64_t sends, send_bytes, recvs, recv_bytes;
+    uint64_t puts, gets, atomics, credit_writes, inline_sends, queued_for_credits;
+};
+
+enum openib_frag_kind {
+    OPENIB_FRAG_SEND,
+    OPENIB_FRAG_RECV,
+    OPENIB_FRAG_RDMA,
+    OPENIB_FRAG_CREDIT,
+};
+
+/* What a free list's item initializer needs to know about its list. */
+struct openib_frag_list_ctx {
+    struct mca_btl_openib_module *m;
+    opal_free_list_t *home;
+    enum openib_frag_kind kind;
+    uint8_t qp;
+};
+
+typedef struct mca_btl_openib_module {
+    mca_btl_base_module_t super;
+    struct openib_device *dev;
+    uint8_t port_num;
+    struct ibv_port_attr port_attr;
+    int gid_index;
+    union ibv_gid gid;
+    uint32_t ipv4;                       /* from a RoCE v2 IPv4 GID, network order */
+    struct ibv_cq *cq;
+    struct ibv_srq *srq[OPENIB_MAX_QUEUES];
+    struct openib_cpc_port cpc_port;
+    struct openib_cpc_module *cpcs[OPENIB_MAX_CPCS];
+    int num_cpcs;
+    uint32_t max_inline;
+    int index;                           /* among our modules */
+    bool frags_ready;
+    bool finalized;
+    opal_free_list_t send_frags[OPENIB_MAX_QUEUES];  /* registered, one size class per queue */
+    opal_free_list_t recv_frags[OPENIB_MAX_QUEUES];
+    opal_free_list_t rdma_frags;         /* put/get/atomic descriptors */
+    struct openib_frag_list_ctx fl_ctx[2 * OPENIB_MAX_QUEUES + 1];
+    opal_pointer_array_t endpoints;      /* every endpoint of this module */
+    opal_hash_table_t qp_map;            /* local QP number -> endpoint */
+    opal_list_t stalled;                 /* endpoints with sends waiting for credits */
+    mca_btl_base_module_error_cb_fn_t error_cb;
+    struct openib_stats stats;
+    opal_recursive_mutex_t lock;
+} mca_btl_openib_module_t;
+
+/* One RC QP of an endpoint and its flow control. */
+struct openib_ep_qp {
+    struct ibv_qp *qp;
+    uint32_t psn;
+    int32_t sd_wqe;          /* send WQEs we may still post */
+    /* Per-peer (P) queues: the peer posted `count` buffers for us. */
+    uint32_t sent;           /* sends posted to the peer's buffers, ever */
+    uint32_t peer_returned;  /* buffers the peer reposted, ever (learned) */
+    uint32_t reposted;       /* buffers we reposted for the peer, ever */
+    uint32_t advertised;     /* the last `reposted` value the peer was told */
+    opal_list_t pending;     /* frags waiting for a WQE or a credit, in order */
+};
+
+
+struct mca_btl_base_endpoint_t {
+    opal_list_item_t super;              /* on module->stalled */
+    mca_btl_openib_module_t *module;
+    opal_proc_t *proc;
+    opal_process_name_t name;
+    struct openib_modex_port peer_port;
+    struct openib_cpc_port peer_cpc_port;
+    struct openib_cpc_module *cpc;
+    struct openib_modex_cpc remote_cpc;
+    struct openib_cpc_endpoint cpc_ep;
+    struct openib_lazy_conn conn;
+    struct openib_ep_qp qps[OPENIB_MAX_QUEUES];
+    int num_qps;
+    bool qps_created;
+    int32_t rdma_outstanding;            /* put/get/atomics not yet completed */
+    bool stalled;
+    int index;                           /* in module->endpoints */
+    /* Credit mailbox: the peer RDMA-writes its `reposted` counters here. */
+    volatile uint32_t *mailbox;
+    struct ibv_mr *mailbox_mr;
+    uint32_t *credit_src;                /* what we RDMA-write to the peer */
+    struct ibv_mr *credit_src_mr;
+    uint64_t peer_mailbox_addr;
+    uint32_t peer_mailbox_rkey;
+    char desc[96];                       /* "rank 1 (node) port rxe0:1" */
+};
+typedef struct mca_btl_base_endpoint_t mca_btl_openib_endpoint_t;
+typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
+
+struct mca_btl_openib_component {
+    mca_btl_base_component_3_0_0_t super;
+    int num_modules;
+    mca_btl_openib_module_t **modules;
+    struct openib_device **devices;
+    int num_devices;
+    struct openib_rq_spec rq;
+    int output;                          /* opal_output stream for verbose */
+    struct openib_hmem_object *hmem_root;
+    char *hmem_override;
+    bool warned_no_device;
+};
+typedef struct mca_btl_openib_component mca_btl_openib_component_t;
+
+extern mca_btl_openib_component_t mca_btl_openib_component;
+/* Writable: mca_btl_base_param_register stores the btl_openib_* limits into it. */
+extern mca_btl_openib_module_t openib_module_template;
+
+#define OPENIB_VERBOSE(lvl, ...)                                                 \
+    do {                                                                         \
+        if (openib_params.verbose >= (lvl)) {                                    \
+            opal_output(mca_btl_openib_component.output, "openib: " __VA_ARGS__); \
+        }                                                                        \
+    } while (0)
+
+/* device / port discovery (btl_openib_device.c) */
+int openib_devices_open(void);
+void openib_devices_close(void);
+
+/* module setup and teardown (btl_openib_module_init.c) */
+int openib_module_init(mca_btl_openib_module_t *m);
+int openib_module_fini(mca_btl_openib_module_t *m);
+
+/* endpoints (btl_openib_endpoint.c) */
+mca_btl_openib_endpoint_t *openib_endpoint_create(mca_btl_openib_module_t *m, opal_proc_t *proc,
+                                                  const struct openib_modex_port *peer);
+void openib_endpoint_destroy(mca_btl_openib_endpoint_t *ep);
+extern const struct openib_cpc_btl_ops openib_cpc_btl_ops;
+
+/* modex (btl_openib_modex.c) */
+int openib_modex_send(void);
+int openib_modex_recv(opal_proc_t *proc, struct openib_modex_port *ports, int max, int *n);
+
+/* progress (btl_openib_progress.c) */
+int openib_component_progress(void);
+
+/* help (btl_openib_component.c) */
+void openib_show_help(const char *topic, bool want_error_header, ...);
+
+#endif /* BTL_OPENIB_H */

@@ -1,0 +1,165 @@
+/*
+ * btl_openib_component.c - the MCA component: register, open, init, close.
+ */
+#include "opal_config.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "opal/constants.h"
+#include "opal/mca/btl/base/base.h"
+#include "opal/util/show_help.h"
+
+#include "openib_config.h"
+#include "btl_openib/btl_openib.h"
+#include "btl_openib/btl_openib_hmem_glue.h"
+#include "mca/btl_openib_params.h"
+
+static int openib_register(void);
+static int openib_open(void);
+static int openib_close(void);
+static mca_btl_base_module_t **openib_init(int *num_btls, bool enable_progress_threads,
+                                            bool enable_mpi_threads);
+
+mca_btl_openib_component_t mca_btl_openib_component = {
+    .super = {
+        .btl_version = {
+            MCA_BTL_BASE_VERSION_3_1_0,
+            .mca_component_name = "openib",
+            MCA_BASE_MAKE_VERSION(component, OPENIB_VERSION_MAJOR, OPENIB_VERSION_MINOR,
+                                  OPENIB_VERSION_RELEASE),
+            .mca_open_component = openib_open,
+            .mca_close_component = openib_close,
+            .mca_register_component_params = openib_register,
+        },
+        .btl_data = {
+            .param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT,
+        },
+        .btl_init = openib_init,
+        .btl_progress = openib_component_progress,
+    },
+    .output = -1,
+};
+
+void openib_show_help(const char *topic, bool want_error_header, ...)
+{
+    va_list ap;
+
+    va_start(ap, want_error_header);
+    opal_show_vhelp("help-btl-openib.txt", topic, want_error_header, ap);
+    va_end(ap);
+}
+
+static int openib_register(void)
+{
+    mca_base_component_t *c = &mca_btl_openib_component.super.btl_version;
+    mca_btl_openib_module_t *t = (mca_btl_openib_module_t *) &openib_module_template;
+    int rc;
+
+    rc = openib_params_register(c);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    rc = openib_connect_register_params(c);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    rc = openib_hmem_glue_register(c);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    /* The standard btl_openib_* limits (eager_limit, exclusivity, ...): the
+     * template must already carry flags and RDMA functions so that the
+     * put/get-limit and pipeline variables get created too. */
+    return mca_btl_base_param_register(c, &t->super);
+}
+
+static int openib_open(void)
+{
+    /* Our help texts live outside Open MPI's data directory: installed next
+     * to the component's share dir, or in the source tree for a build tree. */
+    opal_show_help_add_dir(OPENIB_HELP_DIR_INSTALLED);
+    opal_show_help_add_dir(OPENIB_HELP_DIR_SRCTREE);
+    if (openib_params.verbose > 0) {
+        mca_btl_openib_component.output = opal_output_open(NULL);
+        opal_output_set_verbosity(mca_btl_openib_component.output, openib_params.verbose);
+    } else {
+        mca_btl_openib_component.output = 0;
+    }
+    return OPAL_SUCCESS;
+}
+
+static int openib_close(void)
+{
+    openib_devices_close();
+    openib_connect_finalize();
+    openib_hmem_glue_fini();
+    if (mca_btl_openib_component.output > 0) {
+        opal_output_close(mca_btl_openib_component.output);
+    }
+    mca_btl_openib_component.output = -1;
+    return OPAL_SUCCESS;
+}
+
+static int check_selection_params(void)
+{
+    char bad[128], why[160];
+    int rc;
+
+    if (openib_params.if_include && *openib_params.if_include && openib_params.if_exclude &&
+        *openib_params.if_exclude) {
+        openib_show_help("include-and-exclude", true, opal_process_info.nodename,
+                         openib_params.if_include, openib_params.if_exclude);
+        return OPAL_ERR_BAD_PARAM;
+    }
+    rc = openib_rq_spec_parse(openib_params.receive_queues, &mca_btl_openib_component.rq, bad,
+                              sizeof(bad), why, sizeof(why));
+    if (OPAL_SUCCESS != rc) {
+        openib_show_help("bad-receive-queues", true, opal_process_info.nodename,
+                         openib_params.receive_queues, bad, why);
+        return rc;
+    }
+    return OPAL_SUCCESS;
+}
+
+static mca_btl_base_module_t **openib_init(int *num_btls, bool enable_progress_threads,
+                                            bool enable_mpi_threads)
+{
+    mca_btl_base_module_t **btls = NULL;
+    int rc, i;
+
+    *num_btls = 0;
+    OPENIB_VERBOSE(10, "%s initializing", openib_params.version);
+
+    /* User errors first, so a bad setting fails fast even with no device. */
+    if (OPAL_SUCCESS != check_selection_params() || OPAL_SUCCESS != openib_connect_init()) {
+        return NULL;
+    }
+    rc = openib_hmem_glue_init();
+    if (OPAL_SUCCESS != rc) {
+        return NULL;
+    }
+    rc = openib_devices_open();
+    if (OPAL_SUCCESS != rc || 0 == mca_btl_openib_component.num_modules) {
+        /* openib_devices_open said why at verbose level */
+        openib_devices_close();
+        return NULL;
+    }
+    rc = openib_modex_send();
+    if (OPAL_SUCCESS != rc) {
+        OPENIB_VERBOSE(1, "publishing our ports failed (%d); openib disabled", rc);
+        openib_devices_close();
+        return NULL;
+    }
+    btls = malloc(sizeof(*btls) * mca_btl_openib_component.num_modules);
+    if (NULL == btls) {
+        openib_devices_close();
+        return NULL;
+    }
+    for (i = 0; i < mca_btl_openib_component.num_modules; ++i) {
+        btls[i] = &mca_btl_openib_component.modules[i]->super;
+    }
+    *num_btls = mca_btl_openib_component.num_modules;
+    return btls;
+}

@@ -1,0 +1,123 @@
+/*
+ * btl_openib_credits.c - credit accounting for per-peer receive queues.
+ */
+#include "opal_config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "opal/constants.h"
+
+#include "btl_openib/btl_openib_credits.h"
+#include "btl_openib/btl_openib_frag.h"
+#include "mca/btl_openib_params.h"
+
+void openib_credits_stamp(mca_btl_openib_endpoint_t *ep, struct openib_hdr *hdr)
+{
+    uint32_t best = 0;
+    int q, pick = -1;
+
+    /* Report the queue owing the most credits. */
+    for (q = 0; q < ep->num_qps; ++q) {
+        if (openib_queue_is_pp(q)) {
+            uint32_t owed = ep->qps[q].reposted - ep->qps[q].advertised;
+            if (pick < 0 || owed > best) {
+                best = owed;
+                pick = q;
+            }
+        }
+    }
+    hdr->reserved = 0;
+    if (pick < 0) {
+        hdr->cr_qp = OPENIB_NO_CREDIT_QP;
+        hdr->credits = 0;
+        return;
+    }
+    hdr->cr_qp = (uint8_t) pick;
+    hdr->credits = (uint16_t) ep->qps[pick].reposted;
+    ep->qps[pick].advertised = ep->qps[pick].reposted;
+}
+
+void openib_credits_from_hdr(mca_btl_openib_endpoint_t *ep, const struct openib_hdr *hdr)
+{
+    struct openib_ep_qp *qp;
+    uint16_t delta;
+
+    if (hdr->cr_qp >= ep->num_qps || !openib_queue_is_pp(hdr->cr_qp)) {
+        return;
+    }
+    qp = &ep->qps[hdr->cr_qp];
+    /* Serial arithmetic: a stale (older) value must not move us backwards. */
+    delta = (uint16_t) (hdr->credits - (uint16_t) qp->peer_returned);
+    if (delta && delta < 0x8000) {
+        qp->peer_returned += delta;
+    }
+}
+
+bool openib_credits_from_mailbox(mca_btl_openib_endpoint_t *ep)
+{
+    bool any = false;
+    int q;
+
+    if (NULL == ep->mailbox) {
+        return false;
+    }
+    for (q = 0; q < ep->num_qps; ++q) {
+        uint32_t v = ep->mailbox[q];
+        if (openib_queue_is_pp(q) && (int32_t) (v - ep->qps[q].peer_returned) > 0) {
+            ep->qps[q].peer_returned = v;
+            any = true;
+        }
+    }
+    return any;
+}
+
+void openib_credits_maybe_return(mca_btl_openib_endpoint_t *ep)
+{
+    struct ibv_send_wr wr, *bad;
+    struct ibv_sge sge;
+    int q;
+
+    if (ep->conn.state != OPENIB_CONN_CONNECTED || 0 == ep->peer_mailbox_rkey) {
+        return;
+    }
+    for (q = 0; q < ep->num_qps; ++q) {
+        struct openib_ep_qp *qp = &ep->qps[q];
+
+        if (!openib_queue_is_pp(q) ||
+            qp->reposted - qp->advertised < mca_btl_openib_component.rq.q[q].window) {
+            continue;
+        }
+        /* One send WQE is kept back for this so credits can always flow. */
+        if (ep->qps[0].sd_wqe <= 0) {
+            return;
+        }
+        ep->credit_src[q] = qp->reposted;
+        sge = (struct ibv_sge) {
+            .addr = (uintptr_t) &ep->credit_src[q],
+            .length = sizeof(uint32_t),
+            .lkey = ep->credit_src_mr->lkey,
+        };
+        wr = (struct ibv_send_wr) {
+            .wr_id = (uintptr_t) ep | OPENIB_WRID_CREDIT, /* completion frees the WQE */
+            .sg_list = &sge,
+            .num_sge = 1,
+            .opcode = IBV_WR_RDMA_WRITE,
+            .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+            .wr.rdma = {
+                .remote_addr = ep->peer_mailbox_addr + q * sizeof(uint32_t),
+                .rkey = ep->peer_mailbox_rkey,
+            },
+        };
+        if (ep->module->max_inline < sizeof(uint32_t)) {
+            wr.send_flags &= ~IBV_SEND_INLINE;
+        }
+        if (ibv_post_send(ep->qps[0].qp, &wr, &bad)) {
+            OPENIB_VERBOSE(1, "returning credits to %s failed: %s", ep->desc, strerror(errno));
+            return;
+        }
+        ep->qps[0].sd_wqe--;
+        qp->advertised = qp->reposted;
+        ep->module->stats.credit_writes++;
+    }
+}

@@ -1,0 +1,444 @@
+/*
+ * btl_openib_endpoint.c - endpoints: their QPs, QP state transitions, and the
+ * calls a CPC makes back into the BTL (openib_cpc_btl_ops).
+ */
+#include "opal_config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/constants.h"
+#include "opal/util/proc.h"
+
+#include "btl_openib/btl_openib.h"
+#include "btl_openib/btl_openib_credits.h"
+#include "btl_openib/btl_openib_frag.h"
+#include "btl_openib/btl_openib_send.h"
+#include "mca/btl_openib_params.h"
+
+static enum ibv_mtu mtu_to_enum(uint32_t bytes)
+{
+    if (bytes >= 4096) return IBV_MTU_4096;
+    if (bytes >= 2048) return IBV_MTU_2048;
+    if (bytes >= 1024) return IBV_MTU_1024;
+    if (bytes >= 512) return IBV_MTU_512;
+    return IBV_MTU_256;
+}
+
+static int create_mailbox(mca_btl_openib_endpoint_t *ep)
+{
+    struct ibv_pd *pd = ep->module->dev->pd;
+    size_t sz = OPENIB_MAX_QUEUES * sizeof(uint32_t);
+
+    ep->mailbox = calloc(1, sz);
+    ep->credit_src = calloc(1, sz);
+    if (!ep->mailbox || !ep->credit_src) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    ep->mailbox_mr = ibv_reg_mr(pd, (void *) ep->mailbox, sz,
+                                IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    ep->credit_src_mr = ibv_reg_mr(pd, ep->credit_src, sz, IBV_ACCESS_LOCAL_WRITE);
+    if (!ep->mailbox_mr || !ep->credit_src_mr) {
+        OPENIB_VERBOSE(1, "registering the credit mailbox for %s failed: %s", ep->desc,
+                       strerror(errno));
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    return OPAL_SUCCESS;
+}
+
+static int qp_to_init(mca_btl_openib_endpoint_t *ep, struct ibv_qp *qp)
+{
+    struct ibv_qp_attr a = {
+        .qp_state = IBV_QPS_INIT,
+        .pkey_index = 0,
+        .port_num = ep->module->port_num,
+        .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                           IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+    };
+
+    return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                                     IBV_QP_ACCESS_FLAGS);
+}
+
+/* Create this endpoint's QPs (one per receive queue) in INIT. */
+static int create_qps(mca_btl_openib_endpoint_t *ep)
+{
+    mca_btl_openib_module_t *m = ep->module;
+    const struct openib_rq_spec *rq = &mca_btl_openib_component.rq;
+    int q, rc;
+
+    if (ep->qps_created) {
+        return OPAL_SUCCESS;
+    }
+    rc = create_mailbox(ep);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    for (q = 0; q < rq->num; ++q) {
+        struct ibv_qp_init_attr ia = {
+            .send_cq = m->cq,
+            .recv_cq = m->cq,
+            .srq = rq->q[q].type == OPENIB_RQ_PP ? NULL : m->srq[q],
+            .cap = {
+                .max_send_wr = openib_params.max_send_wr,
+                .max_recv_wr = rq->q[q].type == OPENIB_RQ_PP ? rq->q[q].count : 0,
+                .max_send_sge = 2,
+                .max_recv_sge = 1,
+                .max_inline_data = m->max_inline,
+            },
+            .qp_type = IBV_QPT_RC,
+            .sq_sig_all = 0,
+        };
+        struct openib_ep_qp *qp = &ep->qps[q];
+
+        qp->qp = ibv_create_qp(m->dev->pd, &ia);
+        if (NULL == qp->qp) {
+            OPENIB_VERBOSE(1, "ibv_create_qp for %s queue %d failed: %s", ep->desc, q,
+                           strerror(errno));
+            return OPAL_ERR_OUT_OF_RESOURCE;
+        }
+        if (qp_to_init(ep, qp->qp)) {
+            OPENIB_VERBOSE(1, "QP to INIT for %s failed: %s", ep->desc, strerror(errno));
+            return OPAL_ERROR;
+        }
+        qp->psn = (uint32_t) (random() & 0xffffff);
+        /* One WQE held back so credit writes can always be posted. */
+        qp->sd_wqe = (int32_t) ia.cap.max_send_wr - (q == 0 ? 1 : 0);
+        opal_hash_table_set_value_uint32(&m->qp_map, qp->qp->qp_num, ep);
+    }
+    ep->num_qps = rq->num;
+    ep->qps_created = true;
+    return OPAL_SUCCESS;
+}
+
+static int cb_local_qp_info(void *btl_ep, struct openib_cpc_qp_info *out)
+{
+    mca_btl_openib_endpoint_t *ep = btl_ep;
+    int q, rc;
+
+    rc = create_qps(ep);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    openib_cpc_qp_info_init(out);
+    out->mtu = 128u << ep->module->port_attr.active_mtu;
+    memcpy(out->gid, ep->module->gid.raw, 16);
+    out->lid = ep->module->port_attr.lid;
+    out->num_qps = (uint8_t) ep->num_qps;
+    for (q = 0; q < ep->num_qps; ++q) {
+        out->qpn[q] = ep->qps[q].qp->qp_num;
+        out->psn[q] = ep->qps[q].psn;
+    }
+    out->rq_layout = openib_rq_spec_hash(&mca_btl_openib_component.rq);
+    out->mailbox_addr = (uintptr_t) ep->mailbox;
+    out->mailbox_rkey = ep->mailbox_mr->rkey;
+    return OPAL_SUCCESS;
+}
+
+static int qp_to_rtr(mca_btl_openib_endpoint_t *ep, int q, const struct openib_cpc_qp_info *peer)
+{
+    mca_btl_openib_module_t *m = ep->module;
+    uint32_t mtu = peer->mtu < (128u << m->port_attr.active_mtu) ? peer->mtu
+                                                                 : (128u << m->port_attr.active_mtu);
+    static const uint8_t zero[16];
+    struct ibv_qp_attr a = {
+        .qp_state = IBV_QPS_RTR,
+        .path_mtu = mtu_to_enum(mtu),
+        .dest_qp_num = peer->qpn[q],
+        .rq_psn = peer->psn[q],
+        .max_dest_rd_atomic = m->dev->attr.max_qp_rd_atom > 4 ? 4 : m->dev->attr.max_qp_rd_atom,
+        .min_rnr_timer = 12, /* 0.64 ms */
+        .ah_attr = {
+            .dlid = peer->lid,
+            .sl = 0,
+            .src_path_bits = 0,
+            .port_num = m->port_num,
+        },
+    };
+
+    /* A GRH is required on Ethernet (RoCE) and between IB subnets. */
+    if (m->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET ||
+        (memcmp(peer->gid, zero, 16) && memcmp(peer->gid, m->gid.raw, 8))) {
+        a.ah_attr.is_global = 1;
+        memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
+        a.ah_attr.grh.sgid_index = (uint8_t) m->gid_index;
+        a.ah_attr.grh.hop_limit = 64;
+    }
+    return ibv_modify_qp(ep->qps[q].qp, &a,
+                         IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                             IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+}
+
+static int qp_to_rts(mca_btl_openib_endpoint_t *ep, int q)
+{
+    mca_btl_openib_module_t *m = ep->module;
+    struct ibv_qp_attr a = {
+        .qp_state = IBV_QPS_RTS,
+        .timeout = (uint8_t) openib_params.ib_timeout,
+        .retry_cnt = (uint8_t) openib_params.ib_retry_count,
+        .rnr_retry = (uint8_t) openib_params.ib_rnr_retry,
+        .sq_psn = ep->qps[q].psn,
+        .max_rd_atomic = m->dev->attr.max_qp_init_rd_atom > 4 ? 4 : m->dev->attr.max_qp_init_rd_atom,
+    };
+
+    return ibv_modify_qp(ep->qps[q].qp, &a,
+                         IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                             IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static int cb_qps_to_rts(void *btl_ep)
+{
+    mca_btl_openib_endpoint_t *ep = btl_ep;
+    int q;
+
+    for (q = 0; q < ep->num_qps; ++q) {
+        if (qp_to_rts(ep, q)) {
+            snprintf(ep->conn.why, sizeof(ep->conn.why), "QP %d to RTS failed: %s", q,
+                     strerror(errno));
+            return OPAL_ERROR;
+        }
+    }
+    return OPAL_SUCCESS;
+}
+
+static int cb_connect_qps(void *btl_ep, const struct openib_cpc_qp_info *peer, bool to_rts)
+{
+    mca_btl_openib_endpoint_t *ep = btl_ep;
+    int q, rc;
+
+    rc = create_qps(ep);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    if (peer->num_qps != ep->num_qps ||
+        peer->rq_layout != openib_rq_spec_hash(&mca_btl_openib_component.rq)) {
+        snprintf(ep->conn.why, sizeof(ep->conn.why),
+                 "btl_openib_receive_queues differs between the two processes (%d vs %d queues)",
+                 ep->num_qps, peer->num_qps);
+        return OPAL_ERR_BAD_PARAM;
+    }
+    for (q = 0; q < ep->num_qps; ++q) {
+        if (qp_to_rtr(ep, q, peer)) {
+            snprintf(ep->conn.why, sizeof(ep->conn.why), "QP %d to RTR failed: %s", q,
+                     strerror(errno));
+            return OPAL_ERROR;
+        }
+    }
+    ep->peer_mailbox_addr = peer->mailbox_addr;
+    ep->peer_mailbox_rkey = peer->mailbox_rkey;
+    return to_rts ? cb_qps_to_rts(ep) : OPAL_SUCCESS;
+}
+
+static int cb_post_recvs(void *btl_ep)
+{
+    mca_btl_openib_endpoint_t *ep = btl_ep;
+    int q;
+    uint32_t i;
+
+    for (q = 0; q < ep->num_qps; ++q) {
+        if (!openib_queue_is_pp(q)) {
+            continue;
+        }
+        for (i = 0; i < mca_btl_openib_component.rq.q[q].count; ++i) {
+            openib_frag_t *f = (openib_frag_t *) opal_free_list_get(&ep->module->recv_frags[q]);
+            int rc;
+            if (NULL == f) {
+                return OPAL_ERR_OUT_OF_RESOURCE;
+            }
+            f->ep = ep;
+            rc = openib_post_recv(ep->module, ep, f);
+            if (OPAL_SUCCESS != rc) {
+                openib_frag_return(f);
+                return rc;
+            }
+        }
+    }
+    return OPAL_SUCCESS;
+}
+
+static void cb_connect_complete(void *btl_ep)
+{
+    mca_btl_openib_endpoint_t *ep = btl_ep;
+
+    OPENIB_VERBOSE(10, "connected to %s with CPC %s (%d QPs)", ep->desc,
+                   ep->cpc ? ep->cpc->component->name : "?", ep->num_qps);
+    openib_lazy_connected(&ep->conn);
+}
+
+static void cb_connect_failed(void *btl_ep, int rc, const char *why)
+{
+    mca_btl_openib_endpoint_t *ep = btl_ep;
+
+    if (ep->conn.state == OPENIB_CONN_FAILED) {
+        return;
+    }
+    openib_show_help("connect-failed", true, opal_process_info.nodename, ep->desc,
+                     ep->cpc ? ep->cpc->component->name : "none", why ? why : ep->conn.why);
+    openib_lazy_failed(&ep->conn, rc, why);
+    if (ep->module->error_cb) {
+        ep->module->error_cb(&ep->module->super, MCA_BTL_ERROR_FLAGS_FATAL, ep->proc,
+                             ep->conn.why);
+    }
+}
+
+static struct openib_cpc_endpoint *cb_endpoint_for_peer(void *btl, const void *peer_id,
+                                                        size_t len, char *why, size_t why_len)
+{
+    mca_btl_openib_module_t *m = btl;
+    opal_process_name_t name;
+    int i;
+
+    if (len != sizeof(name)) {
+        snprintf(why, why_len, "peer id of %zu bytes (expected %zu)", len, sizeof(name));
+        return NULL;
+    }
+    memcpy(&name, peer_id, sizeof(name));
+    for (i = 0; i < opal_pointer_array_get_size(&m->endpoints); ++i) {
+        mca_btl_openib_endpoint_t *ep = opal_pointer_array_get_item(&m->endpoints, i);
+        if (ep && ep->name.jobid == name.jobid && ep->name.vpid == name.vpid) {
+            return &ep->cpc_ep;
+        }
+    }
+    snprintf(why, why_len, "no endpoint for process %u.%u on %s:%d yet", name.jobid, name.vpid,
+             m->dev->name, m->port_num);
+    return NULL;
+}
+
+const struct openib_cpc_btl_ops openib_cpc_btl_ops = {
+    .size = sizeof(struct openib_cpc_btl_ops),
+    .local_qp_info = cb_local_qp_info,
+    .connect_qps = cb_connect_qps,
+    .qps_to_rts = cb_qps_to_rts,
+    .post_recvs = cb_post_recvs,
+    .connect_complete = cb_connect_complete,
+    .connect_failed = cb_connect_failed,
+    .endpoint_for_peer = cb_endpoint_for_peer,
+};
+
+/* ---- lazy connection glue ---- */
+
+static int lazy_start(void *ctx)
+{
+    mca_btl_openib_endpoint_t *ep = ctx;
+
+    OPENIB_VERBOSE(10, "connecting to %s with CPC %s", ep->desc, ep->cpc->component->name);
+    return ep->cpc->start_connect(ep->cpc, &ep->cpc_ep);
+}
+
+static int lazy_send(void *ctx, opal_list_item_t *item)
+{
+    return openib_post_frag(ctx, (openib_frag_t *) item);
+}
+
+static void lazy_fail(void *ctx, opal_list_item_t *item, int rc)
+{
+    openib_frag_fail(ctx, (openib_frag_t *) item, rc);
+}
+
+static const struct openib_lazy_ops lazy_ops = {
+    .start = lazy_start,
+    .send = lazy_send,
+    .fail = lazy_fail,
+};
+
+mca_btl_openib_endpoint_t *openib_endpoint_create(mca_btl_openib_module_t *m, opal_proc_t *proc,
+                                                  const struct openib_modex_port *peer)
+{
+    mca_btl_openib_endpoint_t *ep;
+    struct openib_cpc_module *local = NULL;
+    const struct openib_modex_cpc *remote = NULL;
+    int q, rc;
+
+    rc = openib_connect_match(m->cpcs, m->num_cpcs, peer, &local, &remote);
+    if (OPAL_SUCCESS != rc) {
+        OPENIB_VERBOSE(10, "%s:%d shares no CPC with rank %u's port %s:%d; not reachable this way",
+                       m->dev->name, m->port_num, proc->proc_name.vpid, peer->dev_name,
+                       peer->port_num);
+        return NULL;
+    }
+    ep = calloc(1, sizeof(*ep));
+    if (NULL == ep) {
+        return NULL;
+    }
+    OBJ_CONSTRUCT(&ep->super, opal_list_item_t);
+    ep->module = m;
+    ep->proc = proc;
+    ep->name = proc->proc_name;
+    ep->peer_port = *peer;
+    ep->cpc = local;
+    ep->remote_cpc = *remote;
+    snprintf(ep->desc, sizeof(ep->desc), "rank %u (%s) port %s:%d", proc->proc_name.vpid,
+             proc->proc_hostname ? proc->proc_hostname : "?", peer->dev_name, peer->port_num);
+    for (q = 0; q < OPENIB_MAX_QUEUES; ++q) {
+        OBJ_CONSTRUCT(&ep->qps[q].pending, opal_list_t);
+    }
+    openib_lazy_init(&ep->conn, &lazy_ops, ep);
+
+    openib_cpc_port_init(&ep->peer_cpc_port);
+    ep->peer_cpc_port.dev_name = ep->peer_port.dev_name;
+    ep->peer_cpc_port.port_num = peer->port_num;
+    ep->peer_cpc_port.link_layer = peer->link_layer;
+    ep->peer_cpc_port.lid = peer->lid;
+    ep->peer_cpc_port.mtu = peer->mtu;
+    memcpy(ep->peer_cpc_port.gid, peer->gid, 16);
+    ep->peer_cpc_port.subnet_prefix = peer->subnet_prefix;
+
+    openib_cpc_endpoint_init(&ep->cpc_ep);
+    ep->cpc_ep.btl_ep = ep;
+    ep->cpc_ep.btl_ops = &openib_cpc_btl_ops;
+    ep->cpc_ep.peer_desc = ep->desc;
+    ep->cpc_ep.local_id = &opal_proc_local_get()->proc_name;
+    ep->cpc_ep.peer_id = &ep->name;
+    ep->cpc_ep.id_len = sizeof(opal_process_name_t);
+    ep->cpc_ep.peer_blob = ep->remote_cpc.blob;
+    ep->cpc_ep.peer_blob_len = ep->remote_cpc.blob_len;
+    ep->cpc_ep.peer_port = &ep->peer_cpc_port;
+
+    if (local->endpoint_init && OPAL_SUCCESS != local->endpoint_init(local, &ep->cpc_ep)) {
+        free(ep);
+        return NULL;
+    }
+    ep->index = opal_pointer_array_add(&m->endpoints, ep);
+    return ep;
+}
+
+void openib_endpoint_destroy(mca_btl_openib_endpoint_t *ep)
+{
+    mca_btl_openib_module_t *m;
+    int q;
+
+    if (NULL == ep) {
+        return;
+    }
+    m = ep->module;
+    if (ep->cpc && ep->cpc->endpoint_finalize) {
+        ep->cpc->endpoint_finalize(ep->cpc, &ep->cpc_ep);
+    }
+    openib_lazy_fini(&ep->conn);
+    for (q = 0; q < OPENIB_MAX_QUEUES; ++q) {
+        opal_list_item_t *it;
+        while (NULL != (it = opal_list_remove_first(&ep->qps[q].pending))) {
+            openib_frag_fail(ep, (openib_frag_t *) it, OPAL_ERR_UNREACH);
+        }
+        OBJ_DESTRUCT(&ep->qps[q].pending);
+        if (ep->qps[q].qp) {
+            opal_hash_table_remove_value_uint32(&m->qp_map, ep->qps[q].qp->qp_num);
+            ibv_destroy_qp(ep->qps[q].qp);
+        }
+    }
+    if (ep->stalled) {
+        opal_list_remove_item(&m->stalled, &ep->super);
+    }
+    if (ep->mailbox_mr) {
+        ibv_dereg_mr(ep->mailbox_mr);
+    }
+    if (ep->credit_src_mr) {
+        ibv_dereg_mr(ep->credit_src_mr);
+    }
+    free((void *) ep->mailbox);
+    free(ep->credit_src);
+    opal_pointer_array_set_item(&m->endpoints, ep->index, NULL);
+    OBJ_DESTRUCT(&ep->super);
+    free(ep);
+}

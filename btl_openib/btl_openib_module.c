@@ -1,0 +1,228 @@
+/*
+ * btl_openib_module.c - the BTL module operations ob1 calls: procs,
+ * descriptors, sends. RDMA and atomics are in btl_openib_rdma.c.
+ */
+#include "opal_config.h"
+
+#include <string.h>
+
+#include "opal/constants.h"
+#include "opal/datatype/opal_convertor.h"
+#include "opal/util/bit_ops.h"
+
+#include "btl_openib/btl_openib.h"
+#include "btl_openib/btl_openib_frag.h"
+#include "btl_openib/btl_openib_hmem_glue.h"
+#include "btl_openib/btl_openib_rdma.h"
+#include "btl_openib/btl_openib_reg.h"
+#include "btl_openib/btl_openib_send.h"
+#include "mca/btl_openib_params.h"
+
+static int openib_add_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc_t **procs,
+                            mca_btl_base_endpoint_t **peers, opal_bitmap_t *reachable)
+{
+    mca_btl_openib_module_t *m = (mca_btl_openib_module_t *) btl;
+    opal_proc_t *self = opal_proc_local_get();
+    size_t i;
+
+    for (i = 0; i < nprocs; ++i) {
+        struct openib_modex_port ports[8];
+        int n = 0, rc, pick;
+
+        if (procs[i] == self || NULL != peers[i]) {
+            continue;
+        }
+        rc = openib_modex_recv(procs[i], ports, 8, &n);
+        if (OPAL_SUCCESS != rc || 0 == n) {
+            OPENIB_VERBOSE(10, "rank %u published no openib ports; not reachable over openib",
+                           procs[i]->proc_name.vpid);
+            continue;
+        }
+        /* Spread our modules over the peer's ports (module i -> port i mod n):
+         * with two ports on each side, traffic uses both. */
+        pick = m->index % n;
+        peers[i] = openib_endpoint_create(m, procs[i], &ports[pick]);
+        if (NULL != peers[i] && reachable) {
+            opal_bitmap_set_bit(reachable, (int) i);
+        }
+    }
+    return OPAL_SUCCESS;
+}
+
+static int openib_del_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc_t **procs,
+                            mca_btl_base_endpoint_t **peers)
+{
+    size_t i;
+
+    for (i = 0; i < nprocs; ++i) {
+        if (peers[i]) {
+            openib_endpoint_destroy(peers[i]);
+        }
+    }
+    return OPAL_SUCCESS;
+}
+
+static int openib_finalize(mca_btl_base_module_t *btl)
+{
+    return openib_module_fini((mca_btl_openib_module_t *) btl);
+}
+
+static mca_btl_base_descriptor_t *openib_alloc(mca_btl_base_module_t *btl,
+                                               mca_btl_base_endpoint_t *ep, uint8_t order,
+                                               size_t size, uint32_t flags)
+{
+    openib_frag_t *f = openib_frag_alloc_send((mca_btl_openib_module_t *) btl, size);
+
+    if (OPAL_UNLIKELY(NULL == f)) {
+        return NULL;
+    }
+    f->ep = ep;
+    f->des.des_flags = flags;
+    return &f->des;
+}
+
+static int openib_free(mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des)
+{
+    openib_frag_return((openib_frag_t *) des);
+    return OPAL_SUCCESS;
+}
+
+static mca_btl_base_descriptor_t *openib_prepare_src(mca_btl_base_module_t *btl,
+                                                     mca_btl_base_endpoint_t *ep,
+                                                     opal_convertor_t *conv, uint8_t order,
+                                                     size_t reserve, size_t *size, uint32_t flags)
+{
+    mca_btl_openib_module_t *m = (mca_btl_openib_module_t *) btl;
+    size_t max = *size;
+    openib_frag_t *f;
+    int rc;
+
+    if (reserve + max > btl->btl_max_send_size) {
+        max = btl->btl_max_send_size - reserve;
+    }
+    f = openib_frag_alloc_send(m, reserve + max);
+    if (OPAL_UNLIKELY(NULL == f)) {
+        return NULL;
+    }
+    rc = openib_hmem_pack(m, conv, (char *) openib_frag_payload(f) + reserve, &max);
+    if (OPAL_UNLIKELY(rc < 0)) {
+        openib_frag_return(f);
+        return NULL;
+    }
+    *size = max;
+    f->seg.seg_len = reserve + max;
+    f->ep = ep;
+    f->des.des_flags = flags;
+    return &f->des;
+}
+
+static int openib_send(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
+                       mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag)
+{
+    openib_frag_t *f = (openib_frag_t *) des;
+
+    f->hdr->tag = tag;
+    return openib_ep_submit(ep, f);
+}
+
+static int openib_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
+                        opal_convertor_t *conv, void *header, size_t header_size,
+                        size_t payload_size, uint8_t order, uint32_t flags,
+                        mca_btl_base_tag_t tag, mca_btl_base_descriptor_t **descriptor)
+{
+    mca_btl_openib_module_t *m = (mca_btl_openib_module_t *) btl;
+    size_t total = header_size + payload_size, max = payload_size;
+    openib_frag_t *f;
+
+    /* Only when the message can go out now; otherwise ob1 uses send(). */
+    if (OPAL_UNLIKELY(ep->conn.state != OPENIB_CONN_CONNECTED || ep->stalled ||
+                      total > btl->btl_eager_limit)) {
+        if (descriptor) {
+            *descriptor = openib_alloc(btl, ep, order, total, flags);
+        }
+        return OPAL_ERR_RESOURCE_BUSY;
+    }
+    f = openib_frag_alloc_send(m, total);
+    if (OPAL_UNLIKELY(NULL == f)) {
+        if (descriptor) {
+            *descriptor = NULL;
+        }
+        return OPAL_ERR_RESOURCE_BUSY;
+    }
+    openib_hmem_copy_header(m, openib_frag_payload(f), header, header_size);
+    if (payload_size &&
+        OPAL_UNLIKELY(openib_hmem_pack(m, conv, (char *) openib_frag_payload(f) + header_size,
+                                       &max) < 0 || max != payload_size)) {
+        openib_frag_return(f);
+        if (descriptor) {
+            *descriptor = NULL;
+        }
+        return OPAL_ERROR;
+    }
+    f->seg.seg_len = total;
+    f->des.des_flags = flags | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
+    f->des.des_cbfunc = NULL;
+    f->hdr->tag = tag;
+    return openib_ep_submit(ep, f);
+}
+
+static void openib_dump(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, int verbose)
+{
+    mca_btl_openib_module_t *m = (mca_btl_openib_module_t *) btl;
+
+    if (ep) {
+        opal_output(0, "openib %s:%d endpoint %s: %s, CPC %s, %s", m->dev->name, m->port_num,
+                    ep->desc, openib_lazy_state_name(ep->conn.state),
+                    ep->cpc ? ep->cpc->component->name : "none",
+                    ep->stalled ? "waiting for credits" : "not waiting");
+    }
+}
+
+static int openib_register_error(mca_btl_base_module_t *btl, mca_btl_base_module_error_cb_fn_t cb)
+{
+    ((mca_btl_openib_module_t *) btl)->error_cb = cb;
+    return OPAL_SUCCESS;
+}
+
+mca_btl_openib_module_t openib_module_template = {
+    .super = {
+        .btl_component = &mca_btl_openib_component.super,
+        .btl_eager_limit = 4096 - 8,
+        .btl_rndv_eager_limit = 4096 - 8,
+        .btl_max_send_size = 65536 - 8,
+        .btl_rdma_pipeline_send_length = 1024 * 1024,
+        .btl_rdma_pipeline_frag_size = 1024 * 1024,
+        .btl_min_rdma_pipeline_size = 256 * 1024,
+        .btl_exclusivity = MCA_BTL_EXCLUSIVITY_DEFAULT,
+        .btl_latency = 10,
+        .btl_bandwidth = 10000,
+        .btl_flags = MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_PUT | MCA_BTL_FLAGS_GET |
+                     MCA_BTL_FLAGS_SEND_INPLACE | MCA_BTL_FLAGS_ATOMIC_FOPS |
+                     MCA_BTL_FLAGS_RDMA_FLUSH,
+        .btl_atomic_flags = MCA_BTL_ATOMIC_SUPPORTS_ADD | MCA_BTL_ATOMIC_SUPPORTS_CSWAP,
+        .btl_registration_handle_size = sizeof(mca_btl_base_registration_handle_t),
+        .btl_get_limit = 1u << 30,
+        .btl_put_limit = 1u << 30,
+        .btl_get_alignment = 0,
+        .btl_put_alignment = 0,
+        .btl_get_local_registration_threshold = 0,
+        .btl_put_local_registration_threshold = 0,
+        .btl_add_procs = openib_add_procs,
+        .btl_del_procs = openib_del_procs,
+        .btl_finalize = openib_finalize,
+        .btl_alloc = openib_alloc,
+        .btl_free = openib_free,
+        .btl_prepare_src = openib_prepare_src,
+        .btl_send = openib_send,
+        .btl_sendi = openib_sendi,
+        .btl_put = openib_put,
+        .btl_get = openib_get,
+        .btl_dump = openib_dump,
+        .btl_atomic_fop = openib_atomic_fop,
+        .btl_atomic_cswap = openib_atomic_cswap,
+        .btl_register_mem = openib_register_mem,
+        .btl_deregister_mem = openib_deregister_mem,
+        .btl_register_error = openib_register_error,
+        .btl_flush = openib_flush,
+    },
+};

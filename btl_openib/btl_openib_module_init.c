@@ -1,0 +1,208 @@
+/*
+ * btl_openib_module_init.c - per-port resources: CQ, shared receive queues,
+ * fragment lists and the CPC modules usable on the port.
+ */
+#include "opal_config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "opal/constants.h"
+
+#include "btl_openib/btl_openib.h"
+#include "btl_openib/btl_openib_async.h"
+#include "btl_openib/btl_openib_frag.h"
+#include "btl_openib/btl_openib_send.h"
+#include "mca/btl_openib_params.h"
+
+static int create_srqs(mca_btl_openib_module_t *m)
+{
+    const struct openib_rq_spec *rq = &mca_btl_openib_component.rq;
+    int q;
+    uint32_t i;
+
+    for (q = 0; q < rq->num; ++q) {
+        struct ibv_srq_init_attr ia = {
+            .attr = { .max_wr = rq->q[q].count, .max_sge = 1, .srq_limit = 0 },
+        };
+
+        if (rq->q[q].type == OPENIB_RQ_PP) {
+            continue;
+        }
+        if (rq->q[q].type == OPENIB_RQ_XRC) {
+            openib_show_help("xrc-queues-unsupported", true, opal_process_info.nodename,
+                             openib_params.receive_queues, m->dev->name);
+            return OPAL_ERR_NOT_SUPPORTED;
+        }
+        if (ia.attr.max_wr > (uint32_t) m->dev->attr.max_srq_wr) {
+            ia.attr.max_wr = m->dev->attr.max_srq_wr;
+        }
+        m->srq[q] = ibv_create_srq(m->dev->pd, &ia);
+        if (NULL == m->srq[q]) {
+            OPENIB_VERBOSE(1, "%s:%d: ibv_create_srq(%u) failed: %s", m->dev->name, m->port_num,
+                           ia.attr.max_wr, strerror(errno));
+            return OPAL_ERR_OUT_OF_RESOURCE;
+        }
+        for (i = 0; i < ia.attr.max_wr; ++i) {
+            openib_frag_t *f = (openib_frag_t *) opal_free_list_get(&m->recv_frags[q]);
+            if (NULL == f || OPAL_SUCCESS != openib_post_recv(m, NULL, f)) {
+                return OPAL_ERR_OUT_OF_RESOURCE;
+            }
+        }
+        if (rq->q[q].low) {
+            struct ibv_srq_attr sa = { .srq_limit = rq->q[q].low };
+            /* Not every device arms the limit event; it is only a hint. */
+            (void) ibv_modify_srq(m->srq[q], &sa, IBV_SRQ_LIMIT);
+        }
+    }
+    return OPAL_SUCCESS;
+}
+
+static int query_cpcs(mca_btl_openib_module_t *m)
+{
+    struct openib_cpc_port *p = &m->cpc_port;
+
+    openib_cpc_port_init(p);
+    p->caps = (m->dev->xrc ? OPENIB_PORT_CAP_XRC : 0) |
+              (m->dev->attr.max_srq ? OPENIB_PORT_CAP_SRQ : 0);
+    p->dev_name = m->dev->name;
+    p->port_num = m->port_num;
+    p->link_layer = m->port_attr.link_layer;
+    p->lid = m->port_attr.lid;
+    p->mtu = 128u << m->port_attr.active_mtu;
+    memcpy(p->gid, m->gid.raw, 16);
+    memcpy(&p->subnet_prefix, m->gid.raw, 8);
+    p->gid_index = m->gid_index;
+    p->ctx = m->dev->ctx;
+    p->pd = m->dev->pd;
+    p->btl = m;
+    p->ipv4 = m->ipv4;
+    return openib_connect_query_port(p, m->cpcs, OPENIB_MAX_CPCS, &m->num_cpcs);
+}
+
+/* The largest inline size the device accepts, found with a probe QP since
+ * verbs has no query for it. */
+static uint32_t probe_max_inline(mca_btl_openib_module_t *m)
+{
+    uint32_t want = openib_params.max_inline_data < 0 ? 512 : (uint32_t) openib_params.max_inline_data;
+
+    while (want > 0) {
+        struct ibv_qp_init_attr ia = {
+            .send_cq = m->cq, .recv_cq = m->cq, .qp_type = IBV_QPT_RC,
+            .cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1,
+                     .max_inline_data = want },
+        };
+        struct ibv_qp *qp = ibv_create_qp(m->dev->pd, &ia);
+        if (qp) {
+            want = ia.cap.max_inline_data;
+            ibv_destroy_qp(qp);
+            return want;
+        }
+        want /= 2;
+    }
+    return 0;
+}
+
+int openib_module_init(mca_btl_openib_module_t *m)
+{
+    int cqe = openib_params.cq_size, rc;
+
+    OBJ_CONSTRUCT(&m->endpoints, opal_pointer_array_t);
+    opal_pointer_array_init(&m->endpoints, 16, INT_MAX, 16);
+    OBJ_CONSTRUCT(&m->qp_map, opal_hash_table_t);
+    opal_hash_table_init(&m->qp_map, 256);
+    OBJ_CONSTRUCT(&m->stalled, opal_list_t);
+    OBJ_CONSTRUCT(&m->lock, opal_recursive_mutex_t);
+
+    if (cqe > m->dev->attr.max_cqe) {
+        cqe = m->dev->attr.max_cqe;
+    }
+    m->cq = ibv_create_cq(m->dev->ctx, cqe, NULL, NULL, 0);
+    if (NULL == m->cq) {
+        OPENIB_VERBOSE(1, "%s:%d: ibv_create_cq(%d) failed: %s", m->dev->name, m->port_num, cqe,
+                       strerror(errno));
+        rc = OPAL_ERR_OUT_OF_RESOURCE;
+        goto err;
+    }
+    m->max_inline = probe_max_inline(m);
+    rc = openib_frag_lists_init(m);
+    m->frags_ready = true; /* even partly: fini destructs what was built */
+    if (OPAL_SUCCESS != rc) {
+        goto err;
+    }
+    rc = create_srqs(m);
+    if (OPAL_SUCCESS != rc) {
+        goto err;
+    }
+    rc = openib_async_init(m->dev);
+    if (OPAL_SUCCESS != rc) {
+        goto err;
+    }
+    rc = query_cpcs(m);
+    if (OPAL_SUCCESS != rc) {
+        goto err; /* the framework already told the user which CPCs declined */
+    }
+    m->super.btl_max_send_size =
+        mca_btl_openib_component.rq.q[mca_btl_openib_component.rq.num - 1].size -
+        sizeof(struct openib_hdr);
+    if (m->super.btl_eager_limit > m->super.btl_max_send_size) {
+        m->super.btl_eager_limit = m->super.btl_max_send_size;
+    }
+    if (m->dev->attr.atomic_cap == IBV_ATOMIC_NONE) {
+        m->super.btl_flags &= ~(MCA_BTL_FLAGS_ATOMIC_FOPS | MCA_BTL_FLAGS_ATOMIC_OPS);
+        m->super.btl_atomic_flags = 0;
+    }
+    return OPAL_SUCCESS;
+
+err:
+    openib_module_fini(m);
+    return rc;
+}
+
+int openib_module_fini(mca_btl_openib_module_t *m)
+{
+    int i;
+
+    if (m->finalized) {
+        return OPAL_SUCCESS; /* ob1's btl_finalize, then our component close */
+    }
+    m->finalized = true;
+    for (i = 0; i < opal_pointer_array_get_size(&m->endpoints); ++i) {
+        openib_endpoint_destroy(opal_pointer_array_get_item(&m->endpoints, i));
+    }
+    openib_connect_release_modules(m->cpcs, m->num_cpcs);
+    m->num_cpcs = 0;
+    for (i = 0; i < OPENIB_MAX_QUEUES; ++i) {
+        if (m->srq[i]) {
+            ibv_destroy_srq(m->srq[i]);
+            m->srq[i] = NULL;
+        }
+    }
+    if (m->cq) {
+        ibv_destroy_cq(m->cq);
+        m->cq = NULL;
+    }
+    if (m->frags_ready) {
+        openib_frag_lists_fini(m);
+        m->frags_ready = false;
+    }
+    OBJ_DESTRUCT(&m->endpoints);
+    OBJ_DESTRUCT(&m->qp_map);
+    OBJ_DESTRUCT(&m->stalled);
+    OBJ_DESTRUCT(&m->lock);
+    if (m->stats.sends + m->stats.recvs) {
+        OPENIB_VERBOSE(10, "%s:%d statistics: sends %llu (%llu bytes, %llu inline), receives %llu "
+                       "(%llu bytes), puts %llu, gets %llu, atomics %llu, credit writes %llu, "
+                       "waits for credits %llu",
+                       m->dev->name, m->port_num, (unsigned long long) m->stats.sends,
+                       (unsigned long long) m->stats.send_bytes,
+                       (unsigned long long) m->stats.inline_sends,
+                       (unsigned long long) m->stats.recvs,
+                       (unsigned long long) m->stats.recv_bytes,
+                       (unsigned long long) m->stats.puts, (unsigned long long) m->stats.gets,
+                       (unsigned long long) m->stats.atomics,
+                       (unsigned long long) m->stats.credit_writes,
+                       (unsigned long long) m->stats.queued_for_credits);
+    }
+    return OPAL_SUCCESS;
+}

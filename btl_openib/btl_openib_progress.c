@@ -1,0 +1,153 @@
+/*
+ * btl_openib_progress.c - completion queue polling and receive dispatch.
+ */
+#include "opal_config.h"
+
+#include <string.h>
+
+#include "opal/constants.h"
+
+#include "btl_openib/btl_openib_async.h"
+#include "btl_openib/btl_openib_credits.h"
+#include "btl_openib/btl_openib_send.h"
+#include "btl_openib/btl_openib_wc.h"
+#include "connect/cpc_oob.h"
+#include "mca/btl_openib_params.h"
+
+static void handle_recv(mca_btl_openib_module_t *m, const struct openib_completion *c)
+{
+    openib_frag_t *f = (openib_frag_t *) (uintptr_t) c->id;
+    mca_btl_openib_endpoint_t *ep = c->ep;
+    struct openib_hdr *hdr = f->hdr;
+    int q = f->qp;
+
+    if (OPAL_UNLIKELY(NULL == ep)) {
+        /* A QP we no longer know (endpoint torn down): just keep the buffer. */
+        openib_frag_return(f);
+        return;
+    }
+    openib_credits_from_hdr(ep, hdr);
+    if (OPAL_LIKELY(hdr->tag != OPENIB_TAG_CREDIT)) {
+        const mca_btl_active_message_callback_t *reg =
+            mca_btl_base_active_message_trigger + hdr->tag;
+        mca_btl_base_segment_t seg = {
+            .seg_addr.pval = hdr + 1,
+            .seg_len = c->length - sizeof(*hdr),
+        };
+        mca_btl_base_descriptor_t des = {
+            .des_segments = &seg,
+            .des_segment_count = 1,
+        };
+
+        m->stats.recvs++;
+        m->stats.recv_bytes += seg.seg_len;
+        if (OPAL_LIKELY(reg->cbfunc)) {
+            reg->cbfunc(&m->super, hdr->tag, &des, reg->cbdata);
+        }
+    }
+    /* Give the buffer back to the hardware, then owe the peer a credit. */
+    f->ep = ep;
+    if (OPAL_LIKELY(OPAL_SUCCESS == openib_post_recv(m, ep, f))) {
+        if (openib_queue_is_pp(q)) {
+            ep->qps[q].reposted++;
+            openib_credits_maybe_return(ep);
+        }
+    } else {
+        openib_frag_return(f);
+    }
+    if (ep->stalled) {
+        openib_ep_drain(ep);
+    }
+}
+
+static void handle_send_done(mca_btl_openib_module_t *m, const struct openib_completion *c)
+{
+    mca_btl_openib_endpoint_t *ep;
+
+    if (c->id & OPENIB_WRID_CREDIT) {
+        ep = (mca_btl_openib_endpoint_t *) (uintptr_t) (c->id & ~(uint64_t) OPENIB_WRID_CREDIT);
+        ep->qps[0].sd_wqe++;
+    } else {
+        openib_frag_t *f = (openib_frag_t *) (uintptr_t) c->id;
+        ep = f->ep;
+        ep->qps[f->qp].sd_wqe++;
+        openib_send_complete(f, c->status == IBV_WC_SUCCESS ? OPAL_SUCCESS : OPAL_ERROR);
+    }
+    if (ep->stalled) {
+        openib_ep_drain(ep);
+    }
+}
+
+static void handle_error(mca_btl_openib_module_t *m, const struct openib_completion *c)
+{
+    mca_btl_openib_endpoint_t *ep = c->ep;
+
+    if (c->status == IBV_WC_WR_FLUSH_ERR) {
+        /* QP going down: complete quietly, the async/teardown path reports. */
+    } else {
+        OPENIB_VERBOSE(1, "completion error on %s:%d: %s (opcode %u, vendor error 0x%x)",
+                       m->dev->name, m->port_num, ibv_wc_status_str(c->status), c->opcode,
+                       c->vendor_err);
+        if (ep) {
+            openib_endpoint_fail(ep, OPAL_ERROR, ibv_wc_status_str(c->status));
+        }
+    }
+    if (c->is_recv) {
+        openib_frag_return((openib_frag_t *) (uintptr_t) c->id);
+    } else if (c->id & OPENIB_WRID_CREDIT) {
+        /* nothing to complete */
+    } else {
+        openib_frag_t *f = (openib_frag_t *) (uintptr_t) c->id;
+        if (f->ep) {
+            f->ep->qps[f->qp].sd_wqe++;
+        }
+        openib_send_complete(f, OPAL_ERROR);
+    }
+}
+
+static int poll_module(mca_btl_openib_module_t *m)
+{
+    struct ibv_wc wc[64];
+    int n, i, batch = openib_params.poll_batch;
+
+    if (batch > 64 || batch < 1) {
+        batch = 64;
+    }
+    n = ibv_poll_cq(m->cq, batch, wc);
+    if (OPAL_UNLIKELY(n < 0)) {
+        OPENIB_VERBOSE(1, "ibv_poll_cq on %s:%d failed", m->dev->name, m->port_num);
+        return 0;
+    }
+    for (i = 0; i < n; ++i) {
+        struct openib_completion c;
+
+        openib_completion_from_wc(m, &wc[i], &c);
+        if (OPAL_UNLIKELY(c.status != IBV_WC_SUCCESS)) {
+            handle_error(m, &c);
+        } else if (c.is_recv) {
+            handle_recv(m, &c);
+        } else {
+            handle_send_done(m, &c);
+        }
+    }
+    return n;
+}
+
+int openib_component_progress(void)
+{
+    int i, count = 0;
+
+    for (i = 0; i < mca_btl_openib_component.num_modules; ++i) {
+        mca_btl_openib_module_t *m = mca_btl_openib_component.modules[i];
+        count += poll_module(m);
+        if (OPAL_UNLIKELY(!opal_list_is_empty(&m->stalled))) {
+            mca_btl_openib_endpoint_t *ep, *next;
+            OPAL_LIST_FOREACH_SAFE (ep, next, &m->stalled, mca_btl_openib_endpoint_t) {
+                openib_ep_drain(ep);
+            }
+        }
+    }
+    count += openib_async_progress();
+    count += openib_cpc_oob_progress();
+    return count;
+}

@@ -1,0 +1,193 @@
+/*
+ * btl_openib_rdma.c - RDMA put/get, atomics and flush.
+ */
+#include "opal_config.h"
+
+#include <time.h>
+
+#include "opal/constants.h"
+#include "opal/runtime/opal_progress.h"
+
+#include "btl_openib/btl_openib_rdma.h"
+#include "btl_openib/btl_openib_send.h"
+#include "mca/btl_openib_params.h"
+
+/* Build an RDMA/atomic fragment; its completion runs the caller's callback. */
+static openib_frag_t *rdma_frag(mca_btl_openib_module_t *m, mca_btl_base_endpoint_t *ep,
+                                void *local, size_t size, mca_btl_base_registration_handle_t *lh,
+                                mca_btl_base_rdma_completion_fn_t cb, void *ctx, void *data)
+{
+    openib_frag_t *f = openib_frag_alloc_rdma(m);
+
+    if (OPAL_UNLIKELY(NULL == f)) {
+        return NULL;
+    }
+    f->ep = ep;
+    f->qp = 0;
+    f->kind = OPENIB_FRAG_RDMA;
+    f->local_address = local;
+    f->local_handle = lh;
+    f->rdma_cb = cb;
+    f->cbctx = ctx;
+    f->cbdata = data;
+    f->sge = (struct ibv_sge) {
+        .addr = (uintptr_t) local,
+        .length = (uint32_t) size,
+        .lkey = lh ? lh->lkey : 0,
+    };
+    f->swr = (struct ibv_send_wr) {
+        .wr_id = (uintptr_t) f,
+        .sg_list = &f->sge,
+        .num_sge = 1,
+        .send_flags = IBV_SEND_SIGNALED,
+    };
+    return f;
+}
+
+static int submit_rdma(mca_btl_base_endpoint_t *ep, openib_frag_t *f)
+{
+    int rc;
+
+    ep->rdma_outstanding++; /* for flush; dropped at completion */
+    rc = openib_ep_submit(ep, f);
+    if (OPAL_SUCCESS != rc) {
+        ep->rdma_outstanding--;
+        openib_frag_return(f);
+    }
+    return rc;
+}
+
+static int rdma_common(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local,
+                       uint64_t remote, mca_btl_base_registration_handle_t *lh,
+                       mca_btl_base_registration_handle_t *rh, size_t size,
+                       enum ibv_wr_opcode op, mca_btl_base_rdma_completion_fn_t cb, void *ctx,
+                       void *data)
+{
+    mca_btl_openib_module_t *m = (mca_btl_openib_module_t *) btl;
+    openib_frag_t *f;
+
+    if (OPAL_UNLIKELY(size > btl->btl_get_limit)) {
+        return OPAL_ERR_NOT_AVAILABLE;
+    }
+    f = rdma_frag(m, ep, local, size, lh, cb, ctx, data);
+    if (OPAL_UNLIKELY(NULL == f)) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    f->swr.opcode = op;
+    f->swr.wr.rdma.remote_addr = remote;
+    f->swr.wr.rdma.rkey = rh->rkey;
+    if (op == IBV_WR_RDMA_WRITE) {
+        m->stats.puts++;
+    } else {
+        m->stats.gets++;
+    }
+    return submit_rdma(ep, f);
+}
+
+int openib_put(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local_address,
+               uint64_t remote_address, mca_btl_base_registration_handle_t *local_handle,
+               mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags,
+               int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+               void *cbdata)
+{
+    return rdma_common(btl, ep, local_address, remote_address, local_handle, remote_handle, size,
+                       IBV_WR_RDMA_WRITE, cbfunc, cbcontext, cbdata);
+}
+
+int openib_get(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local_address,
+               uint64_t remote_address, mca_btl_base_registration_handle_t *local_handle,
+               mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags,
+               int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+               void *cbdata)
+{
+    return rdma_common(btl, ep, local_address, remote_address, local_handle, remote_handle, size,
+                       IBV_WR_RDMA_READ, cbfunc, cbcontext, cbdata);
+}
+
+static int atomic_common(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local,
+                         uint64_t remote, mca_btl_base_registration_handle_t *lh,
+                         mca_btl_base_registration_handle_t *rh, enum ibv_wr_opcode op,
+                         uint64_t a, uint64_t b, int flags,
+                         mca_btl_base_rdma_completion_fn_t cb, void *ctx, void *data)
+{
+    mca_btl_openib_module_t *m = (mca_btl_openib_module_t *) btl;
+    openib_frag_t *f;
+
+    if (flags & MCA_BTL_ATOMIC_FLAG_32BIT) {
+        return OPAL_ERR_NOT_SUPPORTED; /* verbs atomics are 64-bit */
+    }
+    f = rdma_frag(m, ep, local, 8, lh, cb, ctx, data);
+    if (OPAL_UNLIKELY(NULL == f)) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    f->swr.opcode = op;
+    f->swr.wr.atomic.remote_addr = remote;
+    f->swr.wr.atomic.rkey = rh->rkey;
+    f->swr.wr.atomic.compare_add = a;
+    f->swr.wr.atomic.swap = b;
+    m->stats.atomics++;
+    return submit_rdma(ep, f);
+}
+
+int openib_atomic_fop(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
+                      void *local_address, uint64_t remote_address,
+                      mca_btl_base_registration_handle_t *local_handle,
+                      mca_btl_base_registration_handle_t *remote_handle,
+                      mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
+                      mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+{
+    if (op != MCA_BTL_ATOMIC_ADD) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    return atomic_common(btl, ep, local_address, remote_address, local_handle, remote_handle,
+                         IBV_WR_ATOMIC_FETCH_AND_ADD, operand, 0, flags, cbfunc, cbcontext,
+                         cbdata);
+}
+
+int openib_atomic_cswap(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
+                        void *local_address, uint64_t remote_address,
+                        mca_btl_base_registration_handle_t *local_handle,
+                        mca_btl_base_registration_handle_t *remote_handle, uint64_t compare,
+                        uint64_t value, int flags, int order,
+                        mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+{
+    return atomic_common(btl, ep, local_address, remote_address, local_handle, remote_handle,
+                         IBV_WR_ATOMIC_CMP_AND_SWP, compare, value, flags, cbfunc, cbcontext,
+                         cbdata);
+}
+
+static int32_t outstanding(mca_btl_openib_module_t *m, mca_btl_base_endpoint_t *ep)
+{
+    int32_t n = 0;
+    int i;
+
+    if (ep) {
+        return ep->rdma_outstanding;
+    }
+    for (i = 0; i < opal_pointer_array_get_size(&m->endpoints); ++i) {
+        mca_btl_openib_endpoint_t *e = opal_pointer_array_get_item(&m->endpoints, i);
+        n += e ? e->rdma_outstanding : 0;
+    }
+    return n;
+}
+
+int openib_flush(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep)
+{
+    mca_btl_openib_module_t *m = (mca_btl_openib_module_t *) btl;
+    struct timespec start, now;
+
+    /* Bounded: a peer that never answers turns into a QP error (retry
+     * count x ACK timeout), which completes the operations with an error;
+     * the clock below only guards against a device that stops completing. */
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    while (outstanding(m, ep) > 0) {
+        opal_progress();
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - start.tv_sec > openib_params.connect_timeout * 4) {
+            OPENIB_VERBOSE(1, "flush gave up after %d s with %d operations outstanding",
+                           openib_params.connect_timeout * 4, outstanding(m, ep));
+            return OPAL_ERROR;
+        }
+    }
+    return OPAL_SUCCESS;
+}

@@ -1,0 +1,33 @@
+/*
+ * btl_openib_rdma.h - RDMA put/get, atomics and flush.
+ */
+#ifndef BTL_OPENIB_RDMA_H
+#define BTL_OPENIB_RDMA_H
+
+#include "btl_openib/btl_openib.h"
+
+int openib_put(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local_address,
+               uint64_t remote_address, mca_btl_base_registration_handle_t *local_handle,
+               mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags,
+               int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+               void *cbdata);
+int openib_get(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local_address,
+               uint64_t remote_address, mca_btl_base_registration_handle_t *local_handle,
+               mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags,
+               int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+               void *cbdata);
+int openib_atomic_fop(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
+                      void *local_address, uint64_t remote_address,
+                      mca_btl_base_registration_handle_t *local_handle,
+                      mca_btl_base_registration_handle_t *remote_handle,
+                      mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
+                      mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
+int openib_atomic_cswap(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
+                        void *local_address, uint64_t remote_address,
+                        mca_btl_base_registration_handle_t *local_handle,
+                        mca_btl_base_registration_handle_t *remote_handle, uint64_t compare,
+                        uint64_t value, int flags, int order,
+                        mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
+int openib_flush(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep);
+
+#endif

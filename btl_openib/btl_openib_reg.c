@@ -1,0 +1,127 @@
+/*
+ * btl_openib_reg.c - memory registration through Open MPI's rcache.
+ */
+#include "opal_config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "opal/constants.h"
+#include "opal/mca/rcache/base/base.h"
+
+#include "btl_openib/btl_openib.h"
+#include "btl_openib/btl_openib_reg.h"
+#include "mca/btl_openib_params.h"
+
+/* The registration handle lives inside our registration record so ob1 can
+ * copy it to the peer and hand it back to deregister. */
+struct openib_reg_full {
+    struct openib_reg reg;
+    mca_btl_base_registration_handle_t handle;
+};
+
+static int access_to_verbs(int32_t access)
+{
+    int f = IBV_ACCESS_LOCAL_WRITE;
+
+    if (access & MCA_RCACHE_ACCESS_REMOTE_READ) {
+        f |= IBV_ACCESS_REMOTE_READ;
+    }
+    if (access & MCA_RCACHE_ACCESS_REMOTE_WRITE) {
+        f |= IBV_ACCESS_REMOTE_WRITE;
+    }
+    if (access & MCA_RCACHE_ACCESS_REMOTE_ATOMIC) {
+        f |= IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+    }
+    return f;
+}
+
+static int reg_mem(void *reg_data, void *base, size_t size, mca_rcache_base_registration_t *r)
+{
+    struct openib_device *dev = reg_data;
+    struct openib_reg_full *reg = (struct openib_reg_full *) r;
+
+    reg->reg.mr = ibv_reg_mr(dev->pd, base, size, access_to_verbs(r->access_flags));
+    if (NULL == reg->reg.mr) {
+        OPENIB_VERBOSE(1, "ibv_reg_mr(%p, %zu) on %s failed: %s (check `ulimit -l`)", base, size,
+                       dev->name, strerror(errno));
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    reg->handle.rkey = reg->reg.mr->rkey;
+    reg->handle.lkey = reg->reg.mr->lkey;
+    reg->reg.handle_view = &reg->handle;
+    return OPAL_SUCCESS;
+}
+
+static int dereg_mem(void *reg_data, mca_rcache_base_registration_t *r)
+{
+    struct openib_reg_full *reg = (struct openib_reg_full *) r;
+
+    if (reg->reg.mr && ibv_dereg_mr(reg->reg.mr)) {
+        OPENIB_VERBOSE(1, "ibv_dereg_mr failed: %s", strerror(errno));
+        return OPAL_ERROR;
+    }
+    reg->reg.mr = NULL;
+    return OPAL_SUCCESS;
+}
+
+int openib_reg_cache_create(struct openib_device *dev)
+{
+    mca_rcache_base_resources_t res = {
+        .cache_name = dev->name,
+        .reg_data = dev,
+        .sizeof_reg = sizeof(struct openib_reg_full),
+        .register_mem = reg_mem,
+        .deregister_mem = dereg_mem,
+    };
+
+    dev->rcache = mca_rcache_base_module_create("grdma", dev, &res);
+    if (NULL == dev->rcache) {
+        OPENIB_VERBOSE(1, "%s: Open MPI's grdma registration cache is not available; device skipped",
+                       dev->name);
+        return OPAL_ERR_NOT_AVAILABLE;
+    }
+    return OPAL_SUCCESS;
+}
+
+void openib_reg_cache_destroy(struct openib_device *dev)
+{
+    if (dev->rcache) {
+        mca_rcache_base_module_destroy(dev->rcache);
+        dev->rcache = NULL;
+    }
+}
+
+mca_btl_base_registration_handle_t *openib_register_mem(mca_btl_base_module_t *btl,
+                                                         mca_btl_base_endpoint_t *ep,
+                                                         void *base, size_t size, uint32_t flags)
+{
+    mca_btl_openib_module_t *m = (mca_btl_openib_module_t *) btl;
+    mca_rcache_base_registration_t *r = NULL;
+    int access = MCA_RCACHE_ACCESS_LOCAL_WRITE;
+    int rc;
+
+    if (flags & MCA_BTL_REG_FLAG_REMOTE_READ) {
+        access |= MCA_RCACHE_ACCESS_REMOTE_READ;
+    }
+    if (flags & MCA_BTL_REG_FLAG_REMOTE_WRITE) {
+        access |= MCA_RCACHE_ACCESS_REMOTE_WRITE;
+    }
+    if (flags & MCA_BTL_REG_FLAG_REMOTE_ATOMIC) {
+        access |= MCA_RCACHE_ACCESS_REMOTE_ATOMIC;
+    }
+    rc = m->dev->rcache->rcache_register(m->dev->rcache, base, size, 0, access, &r);
+    if (OPAL_SUCCESS != rc || NULL == r) {
+        return NULL;
+    }
+    return ((struct openib_reg_full *) r)->reg.handle_view;
+}
+
+int openib_deregister_mem(mca_btl_base_module_t *btl, mca_btl_base_registration_handle_t *h)
+{
+    mca_btl_openib_module_t *m = (mca_btl_openib_module_t *) btl;
+    struct openib_reg_full *reg =
+        (struct openib_reg_full *) ((char *) h - offsetof(struct openib_reg_full, handle));
+
+    return m->dev->rcache->rcache_deregister(m->dev->rcache, &reg->reg.base);
+}

@@ -1,0 +1,193 @@
+/*
+ * btl_openib_rq_spec.c - the receive-queue specification parser.
+ */
+#include "opal_config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/constants.h"
+
+#include "btl_openib/btl_openib_rq_spec.h"
+
+#define MIN_BUFFER 64            /* room for our header plus ob1's match header */
+#define MAX_BUFFER (1u << 30)
+
+static int parse_u32(const char *s, uint32_t *v)
+{
+    char *end;
+    unsigned long x;
+
+    if (!*s || *s == '-' || *s == '+') {
+        return -1;
+    }
+    errno = 0;
+    x = strtoul(s, &end, 10);
+    if (errno || *end || x > 0xffffffffUL) {
+        return -1;
+    }
+    *v = (uint32_t) x;
+    return 0;
+}
+
+static int fail(const char *tok, char *bad, size_t bad_len, char *why, size_t why_len,
+                const char *reason)
+{
+    snprintf(bad, bad_len, "%s", tok);
+    snprintf(why, why_len, "%s", reason);
+    return OPAL_ERR_BAD_PARAM;
+}
+
+/* Parse one "T,a,b,..." token into q. */
+static int parse_one(char *tok, struct openib_rq *q, char *why, size_t why_len)
+{
+    uint32_t f[6];
+    int nf = 0, maxf;
+    char *save = NULL, *field;
+
+    field = strtok_r(tok, ",", &save);
+    if (!field || strlen(field) != 1 || !strchr("PSX", field[0])) {
+        snprintf(why, why_len, "the queue type must be P, S or X");
+        return -1;
+    }
+    q->type = (enum openib_rq_type) field[0];
+    maxf = q->type == OPENIB_RQ_PP ? 5 : 4;
+    while ((field = strtok_r(NULL, ",", &save))) {
+        if (nf == maxf) {
+            snprintf(why, why_len, "too many fields (a %c queue takes at most %d numbers)",
+                     q->type, maxf);
+            return -1;
+        }
+        if (parse_u32(field, &f[nf])) {
+            snprintf(why, why_len, "'%s' is not a non-negative integer", field);
+            return -1;
+        }
+        nf++;
+    }
+    if (nf < 2) {
+        snprintf(why, why_len, "a queue needs at least <size>,<count>");
+        return -1;
+    }
+    q->size = f[0];
+    q->count = f[1];
+    if (q->size < MIN_BUFFER || q->size > MAX_BUFFER) {
+        snprintf(why, why_len, "buffer size must be between %u and %u bytes", MIN_BUFFER, MAX_BUFFER);
+        return -1;
+    }
+    if (q->count < 2) {
+        snprintf(why, why_len, "a queue needs at least 2 buffers");
+        return -1;
+    }
+    if (q->type == OPENIB_RQ_PP) {
+        /* f[2] (low watermark) is accepted for compatibility: buffers are
+         * reposted as soon as they are consumed. */
+        q->window = nf > 3 ? f[3] : q->count / 2;
+        q->reserve = nf > 4 ? f[4] : (q->count >= 32 ? 4 : 1);
+        if (q->window == 0 || q->window >= q->count) {
+            snprintf(why, why_len, "the credit window must be between 1 and count-1");
+            return -1;
+        }
+        if (q->reserve >= q->count) {
+            snprintf(why, why_len, "the reserve must be smaller than count");
+            return -1;
+        }
+    } else {
+        q->low = nf > 2 ? f[2] : q->count / 4;
+        if (q->low >= q->count) {
+            snprintf(why, why_len, "the low watermark must be smaller than count");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int openib_rq_spec_parse(const char *text, struct openib_rq_spec *out,
+                         char *bad, size_t bad_len, char *why, size_t why_len)
+{
+    char *copy, *save = NULL, *tok;
+    char tokcopy[128];
+    int rc = OPAL_SUCCESS, have_x = 0, have_ps = 0;
+
+    memset(out, 0, sizeof(*out));
+    if (!text || !*text) {
+        return fail("", bad, bad_len, why, why_len, "the specification is empty");
+    }
+    copy = strdup(text);
+    if (!copy) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    for (tok = strtok_r(copy, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+        struct openib_rq *q;
+
+        snprintf(tokcopy, sizeof(tokcopy), "%s", tok);
+        if (out->num == OPENIB_MAX_QUEUES) {
+            rc = fail(tokcopy, bad, bad_len, why, why_len, "too many queues (at most 8)");
+            goto out;
+        }
+        q = &out->q[out->num];
+        if (parse_one(tok, q, why, why_len)) {
+            snprintf(bad, bad_len, "%s", tokcopy);
+            rc = OPAL_ERR_BAD_PARAM;
+            goto out;
+        }
+        if (out->num > 0 && q->size <= out->q[out->num - 1].size) {
+            rc = fail(tokcopy, bad, bad_len, why, why_len,
+                      "buffer sizes must strictly increase from one queue to the next");
+            goto out;
+        }
+        if (q->type == OPENIB_RQ_XRC) {
+            have_x = 1;
+        } else {
+            have_ps = 1;
+        }
+        if (have_x && have_ps) {
+            rc = fail(tokcopy, bad, bad_len, why, why_len,
+                      "XRC queues (X) cannot be mixed with P or S queues");
+            goto out;
+        }
+        out->num++;
+    }
+    if (out->num == 0) {
+        rc = fail(text, bad, bad_len, why, why_len, "no queue given");
+    }
+out:
+    free(copy);
+    if (rc != OPAL_SUCCESS) {
+        out->num = 0;
+    }
+    return rc;
+}
+
+int openib_rq_spec_pick(const struct openib_rq_spec *s, size_t bytes)
+{
+    int i;
+
+    for (i = 0; i < s->num; ++i) {
+        if (bytes <= s->q[i].size) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+uint32_t openib_rq_spec_hash(const struct openib_rq_spec *s)
+{
+    /* FNV-1a over the fields that both ends must agree on. */
+    uint32_t h = 2166136261u;
+    int i;
+
+#define MIX(v) do { uint32_t x_ = (uint32_t) (v); int k_; \
+        for (k_ = 0; k_ < 4; ++k_) { h ^= (x_ >> (8 * k_)) & 0xff; h *= 16777619u; } } while (0)
+    MIX(s->num);
+    for (i = 0; i < s->num; ++i) {
+        MIX(s->q[i].type);
+        MIX(s->q[i].size);
+        if (s->q[i].type == OPENIB_RQ_PP) {
+            MIX(s->q[i].count);
+        }
+    }
+#undef MIX
+    return h;
+}

@@ -1,0 +1,47 @@
+/*
+ * btl_openib_rq_spec.h - parsing btl_openib_receive_queues.
+ *
+ * Syntax: specs separated by ':', each one of
+ *   P,<size>,<count>[,<low>[,<window>[,<reserve>]]]   per-peer receive queue
+ *   S,<size>,<count>[,<low>[,<max_pending>]]          shared receive queue
+ *   X,<size>,<count>[,<low>[,<max_pending>]]          XRC shared receive queue
+ * Sizes must strictly increase; X cannot be mixed with P or S. The old openib
+ * field layout is accepted so existing site settings keep working.
+ * Device-free so it is unit-tested without hardware.
+ */
+#ifndef BTL_OPENIB_RQ_SPEC_H
+#define BTL_OPENIB_RQ_SPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define OPENIB_MAX_QUEUES 8
+
+enum openib_rq_type { OPENIB_RQ_PP = 'P', OPENIB_RQ_SRQ = 'S', OPENIB_RQ_XRC = 'X' };
+
+struct openib_rq {
+    enum openib_rq_type type;
+    uint32_t size;        /* receive buffer bytes, wire header included */
+    uint32_t count;       /* buffers posted (per peer for P, per queue for S/X) */
+    uint32_t low;         /* S/X: SRQ limit that arms the low-watermark event */
+    uint32_t window;      /* P: consumed buffers before credits go back explicitly */
+    uint32_t reserve;     /* P: extra buffers kept for credit messages */
+};
+
+struct openib_rq_spec {
+    int num;
+    struct openib_rq q[OPENIB_MAX_QUEUES];
+};
+
+/* Parse; on error returns OPAL_ERR_BAD_PARAM and writes the offending token
+ * and the reason into bad/why (both NUL-terminated, truncated to fit). */
+int openib_rq_spec_parse(const char *text, struct openib_rq_spec *out,
+                         char *bad, size_t bad_len, char *why, size_t why_len);
+
+/* Index of the smallest queue whose buffers hold `bytes`, or -1. */
+int openib_rq_spec_pick(const struct openib_rq_spec *s, size_t bytes);
+
+/* A stable hash of the layout: both ends of a connection must agree. */
+uint32_t openib_rq_spec_hash(const struct openib_rq_spec *s);
+
+#endif

@@ -1,0 +1,197 @@
+/*
+ * btl_openib_send.c - posting sends, RDMA operations and receives.
+ */
+#include "opal_config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "opal/constants.h"
+
+#include "btl_openib/btl_openib_credits.h"
+#include "btl_openib/btl_openib_send.h"
+#include "mca/btl_openib_params.h"
+
+int openib_ep_submit(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
+{
+    int rc;
+
+    f->ep = ep;
+    if (OPAL_LIKELY(ep->conn.state == OPENIB_CONN_CONNECTED &&
+                    opal_list_is_empty(&ep->conn.queued))) {
+        return openib_post_frag(ep, f);
+    }
+    rc = openib_lazy_submit(&ep->conn, &f->des.super.super);
+    if (1 == rc) {
+        return openib_post_frag(ep, f);
+    }
+    if (OPAL_ERR_UNREACH == rc) {
+        OPENIB_VERBOSE(1, "%s is unreachable: %s (CPC %s)", ep->desc, ep->conn.why,
+                       ep->cpc ? ep->cpc->component->name : "none");
+    }
+    return rc;
+}
+
+static bool have_resources(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
+{
+    struct openib_ep_qp *qp = &ep->qps[f->qp];
+
+    if (qp->sd_wqe <= 0) {
+        return false;
+    }
+    if (f->kind == OPENIB_FRAG_SEND && openib_credits_available(qp, f->qp) <= 0) {
+        /* Maybe the peer already wrote our mailbox. */
+        return openib_credits_from_mailbox(ep) && openib_credits_available(qp, f->qp) > 0;
+    }
+    return true;
+}
+
+static void mark_stalled(mca_btl_openib_endpoint_t *ep)
+{
+    if (!ep->stalled) {
+        ep->stalled = true;
+        opal_list_append(&ep->module->stalled, &ep->super);
+    }
+}
+
+static int post_now(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
+{
+    struct openib_ep_qp *qp = &ep->qps[f->qp];
+    struct ibv_send_wr *bad;
+
+    if (f->kind == OPENIB_FRAG_SEND) {
+        openib_credits_stamp(ep, f->hdr);
+        f->len = (uint32_t) (sizeof(struct openib_hdr) + f->seg.seg_len);
+        f->sge = (struct ibv_sge) {
+            .addr = (uintptr_t) f->hdr,
+            .length = f->len,
+            .lkey = f->lkey,
+        };
+        f->swr = (struct ibv_send_wr) {
+            .wr_id = (uintptr_t) f,
+            .sg_list = &f->sge,
+            .num_sge = 1,
+            .opcode = IBV_WR_SEND,
+            .send_flags = IBV_SEND_SIGNALED,
+        };
+        if (f->len <= ep->module->max_inline) {
+            f->swr.send_flags |= IBV_SEND_INLINE;
+            ep->module->stats.inline_sends++;
+        }
+    }
+    if (OPAL_UNLIKELY(ibv_post_send(qp->qp, &f->swr, &bad))) {
+        OPENIB_VERBOSE(1, "ibv_post_send to %s failed: %s", ep->desc, strerror(errno));
+        return OPAL_ERROR;
+    }
+    qp->sd_wqe--;
+    if (f->kind == OPENIB_FRAG_SEND) {
+        if (openib_queue_is_pp(f->qp)) {
+            qp->sent++;
+        }
+        ep->module->stats.sends++;
+        ep->module->stats.send_bytes += f->seg.seg_len;
+    }
+    return OPAL_SUCCESS;
+}
+
+int openib_post_frag(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
+{
+    struct openib_ep_qp *qp = &ep->qps[f->qp];
+
+    f->ep = ep;
+    if (OPAL_UNLIKELY(ep->conn.state == OPENIB_CONN_FAILED)) {
+        return OPAL_ERR_UNREACH;
+    }
+    /* Keep order within a queue: nothing overtakes what already waits. */
+    if (!opal_list_is_empty(&qp->pending) || !have_resources(ep, f)) {
+        opal_list_append(&qp->pending, &f->des.super.super);
+        ep->module->stats.queued_for_credits++;
+        mark_stalled(ep);
+        return OPAL_SUCCESS;
+    }
+    return post_now(ep, f);
+}
+
+void openib_ep_drain(mca_btl_openib_endpoint_t *ep)
+{
+    bool left = false;
+    int q;
+
+    openib_credits_from_mailbox(ep);
+    for (q = 0; q < ep->num_qps; ++q) {
+        opal_list_t *pend = &ep->qps[q].pending;
+
+        while (!opal_list_is_empty(pend)) {
+            openib_frag_t *f = (openib_frag_t *) opal_list_get_first(pend);
+            if (!have_resources(ep, f)) {
+                left = true;
+                break;
+            }
+            opal_list_remove_first(pend);
+            if (OPAL_SUCCESS != post_now(ep, f)) {
+                openib_frag_fail(ep, f, OPAL_ERROR);
+            }
+        }
+    }
+    if (!left && ep->stalled) {
+        ep->stalled = false;
+        opal_list_remove_item(&ep->module->stalled, &ep->super);
+    }
+}
+
+void openib_send_complete(openib_frag_t *f, int status)
+{
+    mca_btl_base_descriptor_t *d = &f->des;
+    mca_btl_openib_module_t *m = f->m;
+
+    if (f->kind == OPENIB_FRAG_RDMA) {
+        f->ep->rdma_outstanding--;
+        f->rdma_cb(&m->super, f->ep, f->local_address, f->local_handle, f->cbctx, f->cbdata,
+                   status);
+        openib_frag_return(f);
+        return;
+    }
+    /* send() always returns OPAL_SUCCESS (never 1, "done inline"), so the
+     * PML expects its callback on every completion. */
+    if (d->des_cbfunc) {
+        d->des_cbfunc(&m->super, f->ep, d, status);
+    }
+    if (d->des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
+        openib_frag_return(f);
+    }
+}
+
+void openib_frag_fail(mca_btl_openib_endpoint_t *ep, openib_frag_t *f, int rc)
+{
+    f->ep = ep;
+    openib_send_complete(f, rc);
+}
+
+int openib_post_recv(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
+{
+    struct ibv_recv_wr *bad;
+    int q = f->qp;
+    int rc;
+
+    f->sge = (struct ibv_sge) {
+        .addr = (uintptr_t) f->hdr,
+        .length = mca_btl_openib_component.rq.q[q].size,
+        .lkey = f->lkey,
+    };
+    f->rwr = (struct ibv_recv_wr) {
+        .wr_id = (uintptr_t) f,
+        .sg_list = &f->sge,
+        .num_sge = 1,
+    };
+    if (openib_queue_is_pp(q)) {
+        rc = ibv_post_recv(ep->qps[q].qp, &f->rwr, &bad);
+    } else {
+        rc = ibv_post_srq_recv(m->srq[q], &f->rwr, &bad);
+    }
+    if (OPAL_UNLIKELY(rc)) {
+        OPENIB_VERBOSE(1, "posting a receive on %s:%d queue %d failed: %s", m->dev->name,
+                       m->port_num, q, strerror(rc));
+        return OPAL_ERROR;
+    }
+    return OPAL_SUCCESS;
+}

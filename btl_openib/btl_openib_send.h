@@ -1,0 +1,30 @@
+/*
+ * btl_openib_send.h - posting work requests: sends, RDMA and receives, with
+ * per-queue ordering and flow control.
+ */
+#ifndef BTL_OPENIB_SEND_H
+#define BTL_OPENIB_SEND_H
+
+#include "btl_openib/btl_openib_frag.h"
+
+/* Submit a fragment of any kind: queued behind the lazy connection when the
+ * endpoint is not connected yet, else posted or queued for resources. */
+int openib_ep_submit(mca_btl_openib_endpoint_t *ep, openib_frag_t *f);
+
+/* Post on a connected endpoint, or queue it (in order) when the queue has no
+ * WQE or credit left. */
+int openib_post_frag(mca_btl_openib_endpoint_t *ep, openib_frag_t *f);
+
+/* Post what waits on the endpoint's queues, as far as resources allow. */
+void openib_ep_drain(mca_btl_openib_endpoint_t *ep);
+
+/* Complete a fragment with an error (connection failed / endpoint closed). */
+void openib_frag_fail(mca_btl_openib_endpoint_t *ep, openib_frag_t *f, int rc);
+
+/* Give a receive buffer to the hardware (per-peer QP or SRQ). */
+int openib_post_recv(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep, openib_frag_t *f);
+
+/* Send-side completion of a fragment. */
+void openib_send_complete(openib_frag_t *f, int status);
+
+#endif

@@ -1,0 +1,79 @@
+/*
+ * cpc_endpoint.c - the BTL's calls into a chosen CPC module for one
+ * endpoint. Going through here (not the hooks directly) keeps the size
+ * checks of openib_abi.h in one place and gives the per-connection line.
+ */
+#include "opal_config.h"
+#include "opal/constants.h"
+
+#include <stdio.h>
+
+#include "connect/cpc_internal.h"
+
+#define CPC_ENDPOINT_V1_SIZE OPENIB_SIZE_THROUGH(struct openib_cpc_endpoint, cpc_private)
+
+static int check_pair(const struct openib_cpc_module *m, const struct openib_cpc_endpoint *ep)
+{
+    if (NULL == m || NULL == ep || NULL == m->component) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (0 != openib_abi_check_size(m, m->size, OPENIB_CPC_MODULE_V1_SIZE, sizeof(*m)) ||
+        0 != openib_abi_check_size(ep, ep->size, CPC_ENDPOINT_V1_SIZE, sizeof(*ep))) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    return OPAL_SUCCESS;
+}
+
+int openib_connect_endpoint_init(struct openib_cpc_module *m, struct openib_cpc_endpoint *ep)
+{
+    int rc = check_pair(m, ep);
+
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    return m->endpoint_init ? m->endpoint_init(m, ep) : OPAL_SUCCESS;
+}
+
+void openib_connect_describe_choice(const char *peer_desc, const struct openib_cpc_module *m)
+{
+    char extra[OPENIB_CPC_WHY_MAX] = "";
+
+    if (NULL == m || NULL == m->component) {
+        return;
+    }
+    /* describe() is v2: a v1 plug-in's module ends before it. */
+    if (OPENIB_HAS_FIELD(m, struct openib_cpc_module, describe) && NULL != m->describe &&
+        OPAL_SUCCESS == m->describe(m, extra, sizeof(extra))) {
+        extra[sizeof(extra) - 1] = '\0';
+    } else {
+        extra[0] = '\0';
+    }
+    openib_cpc_log(10, "openib: connecting to %s with CPC %s (priority %u%s%s)",
+                   peer_desc ? peer_desc : "(unknown peer)", m->component->name,
+                   (unsigned) m->priority, extra[0] ? "; " : "", extra);
+}
+
+int openib_connect_start_connect(struct openib_cpc_module *m, struct openib_cpc_endpoint *ep)
+{
+    int rc = check_pair(m, ep);
+
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    if (NULL == m->start_connect) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    openib_connect_describe_choice(ep->peer_desc, m);
+    return m->start_connect(m, ep);
+}
+
+int openib_connect_endpoint_finalize(struct openib_cpc_module *m,
+                                     struct openib_cpc_endpoint *ep)
+{
+    int rc = check_pair(m, ep);
+
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    return m->endpoint_finalize ? m->endpoint_finalize(m, ep) : OPAL_SUCCESS;
+}

@@ -1,0 +1,88 @@
+/*
+ * cpc_internal.h - state shared by the files of the CPC framework.
+ * Not for the BTL: it uses openib_connect.h only.
+ */
+#ifndef OPENIB_CPC_INTERNAL_H
+#define OPENIB_CPC_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "connect/openib_connect.h"
+
+#define CPC_HIDDEN __attribute__((visibility("hidden")))
+
+/* Built-ins plus a few plug-ins; a fixed array so entries never move (the MCA
+ * system keeps pointers to each entry's priority storage). */
+#define CPC_MAX_COMPONENTS 16
+
+/* Help file for every opal_show_help from this framework (in mca/). */
+#define CPC_HELP_FILE "help-btl-openib-cpc.txt"
+
+enum cpc_state {
+    CPC_STATE_REGISTERED = 0, /* added, init not run yet */
+    CPC_STATE_UNSELECTED,     /* left out by cpc_include / cpc_exclude */
+    CPC_STATE_DECLINED,       /* init said NOT_SUPPORTED: gone for the process */
+    CPC_STATE_ACTIVE,         /* init succeeded (or had no init) */
+};
+
+struct cpc_entry {
+    const struct openib_cpc_component *c;
+    const char *const *aliases;   /* NULL unless the component is v2+ */
+    int priority;                 /* MCA storage; starts at default_priority */
+    int priority_var;             /* MCA variable index, -1 when not registered */
+    enum cpc_state state;
+    char why[OPENIB_CPC_WHY_MAX]; /* why it is UNSELECTED or DECLINED */
+    void *dl_handle;              /* plug-in library, NULL for built-ins */
+};
+
+struct cpc_registry {
+    struct cpc_entry e[CPC_MAX_COMPONENTS];
+    int n;
+    bool initialized;
+
+    /* Set by openib_connect_register_params; NULL in unit tests. */
+    const struct mca_base_component_2_1_0_t *btl;
+    char *mca_include;            /* MCA storage (owned by the var system) */
+    char *mca_exclude;
+    char *mca_plugins;
+
+    /* openib_connect_set_selection() overrides the MCA values (tests). */
+    bool sel_override;
+    char *sel_include;
+    char *sel_exclude;
+
+    int verbose_stream;
+    int verbose_level;
+    openib_connect_help_hook_fn help_hook;
+    openib_connect_log_hook_fn log_hook;
+
+    char last_reasons[1024];
+    char last_summary[1024];
+};
+
+extern struct cpc_registry openib_cpc_reg CPC_HIDDEN;
+
+/* cpc_registry.c */
+struct cpc_entry *openib_cpc_find_name(const char *name) CPC_HIDDEN;
+struct cpc_entry *openib_cpc_find_id(uint8_t id) CPC_HIDDEN;
+int openib_cpc_add_builtins(void) CPC_HIDDEN;
+
+/* cpc_params.c */
+int openib_cpc_register_priority(struct cpc_entry *e) CPC_HIDDEN;
+int openib_cpc_names_list(char *buf, size_t len) CPC_HIDDEN;
+int openib_cpc_check_priorities(void) CPC_HIDDEN;
+
+/* cpc_log.c: help messages and verbose output, both redirectable for tests.
+ * Every help topic takes only %s arguments. */
+void openib_cpc_help(const char *topic, int nargs, ...) CPC_HIDDEN;
+void openib_cpc_log(int level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3))) CPC_HIDDEN;
+const char *openib_cpc_hostname(void) CPC_HIDDEN;
+
+/* Append printf-style to buf (always NUL-terminated, silently truncated). */
+void openib_cpc_strcatf(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4))) CPC_HIDDEN;
+
+#endif /* OPENIB_CPC_INTERNAL_H */

@@ -1,0 +1,174 @@
+/*
+ * hmem_copy.c - the copy entry points of the fragment path: dispatch to an
+ * object's override or to the built-in default for the memory interface,
+ * and count what was copied.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "hmem/hmem_private.h"
+
+static int hmem_sys_seg_from(void *hmem, void *host, size_t n, uint64_t device)
+{
+    (void) device;
+    memcpy(host, hmem, n);
+    return 0;
+}
+
+static int hmem_sys_seg_to(void *hmem, void *host, size_t n, uint64_t device)
+{
+    (void) device;
+    memcpy(hmem, host, n);
+    return 0;
+}
+
+/* Built-in copies per interface. NULL: no built-in copy (-ENOSYS; an
+ * override may still handle the interface). CUDA's pieces check for
+ * themselves that the driver was loaded. */
+static const struct hmem_iface_copy {
+    hmem_seg_fn from;
+    hmem_seg_fn to;
+} hmem_iface_copy[HMEM_IFACE_NUM] = {
+    [OPENIB_HMEM_SYSTEM] = { .from = hmem_sys_seg_from, .to = hmem_sys_seg_to },
+    [OPENIB_HMEM_CUDA] = { .from = hmem_cuda_seg_from, .to = hmem_cuda_seg_to },
+    [OPENIB_HMEM_ROCM] = { .from = NULL, .to = NULL },
+    [OPENIB_HMEM_ZE] = { .from = NULL, .to = NULL },
+};
+
+/* 0 when iface can be copied by the defaults, else the error to return. */
+static int hmem_iface_check(enum openib_hmem_iface iface)
+{
+    if ((unsigned) iface >= HMEM_IFACE_NUM) {
+        return -EINVAL;
+    }
+    if (NULL == hmem_iface_copy[iface].from) {
+        return -ENOSYS;
+    }
+    if (!openib_hmem_iface_has_copy(iface)) {
+        return -ENODEV;
+    }
+    return 0;
+}
+
+ssize_t openib_hmem_default_copy_from_hmem_iov(void *dst, size_t len,
+                                               enum openib_hmem_iface iface, uint64_t device,
+                                               const struct iovec *iov, size_t cnt, uint64_t off)
+{
+    int rc;
+
+    if (HMEM_LIKELY(OPENIB_HMEM_SYSTEM == iface)) {
+        return hmem_iov_walk(iov, cnt, off, dst, len, device, hmem_sys_seg_from);
+    }
+    rc = hmem_iface_check(iface);
+    if (0 != rc) {
+        return rc;
+    }
+    return hmem_iov_walk(iov, cnt, off, dst, len, device, hmem_iface_copy[iface].from);
+}
+
+ssize_t openib_hmem_default_copy_to_hmem_iov(enum openib_hmem_iface iface, uint64_t device,
+                                             const struct iovec *iov, size_t cnt, uint64_t off,
+                                             const void *src, size_t len)
+{
+    int rc;
+
+    if (HMEM_LIKELY(OPENIB_HMEM_SYSTEM == iface)) {
+        return hmem_iov_walk(iov, cnt, off, (void *) src, len, device, hmem_sys_seg_to);
+    }
+    rc = hmem_iface_check(iface);
+    if (0 != rc) {
+        return rc;
+    }
+    return hmem_iov_walk(iov, cnt, off, (void *) src, len, device, hmem_iface_copy[iface].to);
+}
+
+/* Count one call. An override that claims more than it was asked for is a
+ * broken plug-in; the BTL must not trust the count, so it becomes -EIO. */
+static ssize_t hmem_account(const struct hmem_obj *co, int t, ssize_t rc, size_t len,
+                            bool overridden)
+{
+    struct hmem_obj *o = (struct hmem_obj *) co; /* counters are mutable */
+
+    if (HMEM_UNLIKELY(rc > 0 && (size_t) rc > len)) {
+        rc = -EIO;
+    }
+    if (HMEM_UNLIKELY(rc < 0)) {
+        __atomic_fetch_add(&o->errors, 1, __ATOMIC_RELAXED);
+        return rc;
+    }
+    __atomic_fetch_add(&o->calls[t], 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&o->bytes[t], (uint64_t) rc, __ATOMIC_RELAXED);
+    if (overridden) {
+        __atomic_fetch_add(&o->ovr_calls[t], 1, __ATOMIC_RELAXED);
+    }
+    return rc;
+}
+
+ssize_t openib_hmem_copy_from_iov(const struct openib_hmem_object *obj,
+                                  enum openib_hmem_iface iface, uint64_t device, void *dst,
+                                  size_t len, const struct iovec *iov, size_t cnt, uint64_t off)
+{
+    const int t = OPENIB_HMEM_OP_COPY_FROM_HMEM_IOV;
+    const struct hmem_obj *o = hmem_obj_of(obj);
+    union openib_hmem_op op;
+    ssize_t rc;
+
+    if (HMEM_UNLIKELY(NULL == o)) {
+        return -EINVAL;
+    }
+    __atomic_load(&o->ovr[t], &op, __ATOMIC_ACQUIRE);
+    if (HMEM_LIKELY(NULL == op.copy_from_hmem_iov)) {
+        if (HMEM_LIKELY(OPENIB_HMEM_SYSTEM == iface)) {
+            rc = hmem_iov_walk(iov, cnt, off, dst, len, device, hmem_sys_seg_from);
+        } else {
+            rc = openib_hmem_default_copy_from_hmem_iov(dst, len, iface, device, iov, cnt, off);
+        }
+        return hmem_account(o, t, rc, len, false);
+    }
+    rc = op.copy_from_hmem_iov(dst, len, iface, device, iov, cnt, off);
+    return hmem_account(o, t, rc, len, true);
+}
+
+ssize_t openib_hmem_copy_to_iov(const struct openib_hmem_object *obj,
+                                enum openib_hmem_iface iface, uint64_t device,
+                                const struct iovec *iov, size_t cnt, uint64_t off,
+                                const void *src, size_t len)
+{
+    const int t = OPENIB_HMEM_OP_COPY_TO_HMEM_IOV;
+    const struct hmem_obj *o = hmem_obj_of(obj);
+    union openib_hmem_op op;
+    ssize_t rc;
+
+    if (HMEM_UNLIKELY(NULL == o)) {
+        return -EINVAL;
+    }
+    __atomic_load(&o->ovr[t], &op, __ATOMIC_ACQUIRE);
+    if (HMEM_LIKELY(NULL == op.copy_to_hmem_iov)) {
+        if (HMEM_LIKELY(OPENIB_HMEM_SYSTEM == iface)) {
+            rc = hmem_iov_walk(iov, cnt, off, (void *) src, len, device, hmem_sys_seg_to);
+        } else {
+            rc = openib_hmem_default_copy_to_hmem_iov(iface, device, iov, cnt, off, src, len);
+        }
+        return hmem_account(o, t, rc, len, false);
+    }
+    rc = op.copy_to_hmem_iov(iface, device, iov, cnt, off, src, len);
+    return hmem_account(o, t, rc, len, true);
+}
+
+ssize_t openib_hmem_copy_from_buf(const struct openib_hmem_object *obj,
+                                  enum openib_hmem_iface iface, uint64_t device, void *dst,
+                                  const void *hmem_src, size_t len)
+{
+    const struct iovec iov = { .iov_base = (void *) hmem_src, .iov_len = len };
+
+    return openib_hmem_copy_from_iov(obj, iface, device, dst, len, &iov, 1, 0);
+}
+
+ssize_t openib_hmem_copy_to_buf(const struct openib_hmem_object *obj,
+                                enum openib_hmem_iface iface, uint64_t device, void *hmem_dst,
+                                const void *src, size_t len)
+{
+    const struct iovec iov = { .iov_base = hmem_dst, .iov_len = len };
+
+    return openib_hmem_copy_to_iov(obj, iface, device, &iov, 1, 0, src, len);
+}

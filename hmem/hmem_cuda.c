@@ -1,0 +1,211 @@
+/*
+ * hmem_cuda.c - the CUDA driver API, loaded at run time with dlopen so the
+ * build needs no CUDA and a host without it loses nothing. Only the few
+ * driver entry points below are used; their types and constants are
+ * declared here from the driver API's documented ABI.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "hmem/hmem_private.h"
+
+typedef int hmem_cu_result;                    /* CUresult; 0 = CUDA_SUCCESS */
+typedef unsigned long long hmem_cu_deviceptr;  /* CUdeviceptr (64-bit) */
+typedef struct hmem_cu_ctx *hmem_cu_context;   /* CUcontext, opaque */
+
+enum {
+    HMEM_CU_POINTER_ATTRIBUTE_CONTEXT = 1,
+    HMEM_CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+    HMEM_CU_POINTER_ATTRIBUTE_IS_MANAGED = 8,
+    HMEM_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+};
+enum {
+    HMEM_CU_MEMORYTYPE_HOST = 1,
+    HMEM_CU_MEMORYTYPE_DEVICE = 2,
+    HMEM_CU_MEMORYTYPE_UNIFIED = 4,
+};
+
+static struct hmem_cuda_api {
+    void *handle;
+    hmem_cu_result (*init)(unsigned int flags);
+    hmem_cu_result (*driver_get_version)(int *version);
+    hmem_cu_result (*device_get_count)(int *count);
+    hmem_cu_result (*pointer_get_attribute)(void *data, int attribute, hmem_cu_deviceptr ptr);
+    hmem_cu_result (*memcpy_dtoh)(void *dst, hmem_cu_deviceptr src, size_t n);
+    hmem_cu_result (*memcpy_htod)(hmem_cu_deviceptr dst, const void *src, size_t n);
+    hmem_cu_result (*ctx_get_current)(hmem_cu_context *ctx);
+    hmem_cu_result (*ctx_push_current)(hmem_cu_context ctx);
+    hmem_cu_result (*ctx_pop_current)(hmem_cu_context *ctx);
+    hmem_cu_result (*get_error_string)(hmem_cu_result rc, const char **str); /* optional */
+} hmem_cu;
+
+/* Driver symbols and where they go. The _v2 names are the 64-bit entry
+ * points the driver's own header maps the plain names to. */
+#define HMEM_CU_SYM(field_, symbol_, required_) \
+    { .name = symbol_, .offset = offsetof(struct hmem_cuda_api, field_), .required = required_ }
+static const struct hmem_cu_sym {
+    const char *name;
+    size_t offset;
+    bool required;
+} hmem_cu_syms[] = {
+    HMEM_CU_SYM(init, "cuInit", true),
+    HMEM_CU_SYM(driver_get_version, "cuDriverGetVersion", true),
+    HMEM_CU_SYM(device_get_count, "cuDeviceGetCount", true),
+    HMEM_CU_SYM(pointer_get_attribute, "cuPointerGetAttribute", true),
+    HMEM_CU_SYM(memcpy_dtoh, "cuMemcpyDtoH_v2", true),
+    HMEM_CU_SYM(memcpy_htod, "cuMemcpyHtoD_v2", true),
+    HMEM_CU_SYM(ctx_get_current, "cuCtxGetCurrent", true),
+    HMEM_CU_SYM(ctx_push_current, "cuCtxPushCurrent_v2", true),
+    HMEM_CU_SYM(ctx_pop_current, "cuCtxPopCurrent_v2", true),
+    HMEM_CU_SYM(get_error_string, "cuGetErrorString", false),
+};
+
+static const char *hmem_cu_strerror(hmem_cu_result rc)
+{
+    const char *s = NULL;
+
+    if (NULL != hmem_cu.get_error_string && 0 == hmem_cu.get_error_string(rc, &s) && NULL != s) {
+        return s;
+    }
+    return "unknown CUDA error";
+}
+
+int hmem_cuda_probe(char *why, size_t why_len)
+{
+    const char *lib = getenv("OPENIB_HMEM_CUDA_LIBRARY");
+    const char *err;
+    void *sym;
+    hmem_cu_result rc;
+    int version = 0, count = 0;
+    size_t i;
+
+    if (NULL == lib) {
+        lib = "libcuda.so.1";
+    }
+    if ('\0' == lib[0]) {
+        snprintf(why, why_len, "disabled (OPENIB_HMEM_CUDA_LIBRARY is empty)");
+        return -ENODEV;
+    }
+    hmem_cu.handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (NULL == hmem_cu.handle) {
+        err = dlerror();
+        snprintf(why, why_len, "CUDA driver library %s not found (%s)", lib,
+                 NULL != err ? err : "dlopen failed");
+        goto err_out;
+    }
+    for (i = 0; i < sizeof(hmem_cu_syms) / sizeof(hmem_cu_syms[0]); ++i) {
+        sym = dlsym(hmem_cu.handle, hmem_cu_syms[i].name);
+        if (NULL == sym && hmem_cu_syms[i].required) {
+            snprintf(why, why_len, "%s lacks %s (driver too old?)", lib, hmem_cu_syms[i].name);
+            goto err_close;
+        }
+        memcpy((char *) &hmem_cu + hmem_cu_syms[i].offset, &sym, sizeof(sym));
+    }
+    rc = hmem_cu.init(0);
+    if (0 != rc) {
+        snprintf(why, why_len, "cuInit failed: CUDA error %d (%s)", rc, hmem_cu_strerror(rc));
+        goto err_close;
+    }
+    rc = hmem_cu.device_get_count(&count);
+    if (0 != rc || count <= 0) {
+        snprintf(why, why_len, "no CUDA devices (%s)",
+                 0 != rc ? hmem_cu_strerror(rc) : "count is 0");
+        goto err_close;
+    }
+    (void) hmem_cu.driver_get_version(&version);
+    snprintf(why, why_len, "%s, driver API %d.%d, %d device(s)", lib, version / 1000,
+             (version % 1000) / 10, count);
+    return 0;
+
+err_close:
+    dlclose(hmem_cu.handle);
+err_out:
+    memset(&hmem_cu, 0, sizeof(hmem_cu));
+    return -ENODEV;
+}
+
+bool hmem_cuda_is_device_ptr(const void *addr, uint64_t *device)
+{
+    hmem_cu_deviceptr p = (hmem_cu_deviceptr) (uintptr_t) addr;
+    unsigned int type = 0, managed = 0;
+    int ordinal = 0;
+
+    /* Host memory the driver never saw answers with an error: not ours. */
+    if (0 != hmem_cu.pointer_get_attribute(&type, HMEM_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p)) {
+        return false;
+    }
+    if (HMEM_CU_MEMORYTYPE_DEVICE != type && HMEM_CU_MEMORYTYPE_UNIFIED != type &&
+        (0 != hmem_cu.pointer_get_attribute(&managed, HMEM_CU_POINTER_ATTRIBUTE_IS_MANAGED, p) ||
+         !managed)) {
+        return false; /* registered or pinned host memory: plain memcpy works */
+    }
+    if (0 != hmem_cu.pointer_get_attribute(&ordinal, HMEM_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p)) {
+        ordinal = 0;
+    }
+    *device = (uint64_t) ordinal;
+    return true;
+}
+
+/* The driver copies need a current context; a progress thread that never
+ * touched CUDA has none, so borrow the one the memory belongs to. */
+static int hmem_cuda_enter(void *hmem, bool *pushed)
+{
+    hmem_cu_context cur = NULL, owner = NULL;
+
+    *pushed = false;
+    if (0 == hmem_cu.ctx_get_current(&cur) && NULL != cur) {
+        return 0;
+    }
+    if (0 != hmem_cu.pointer_get_attribute(&owner, HMEM_CU_POINTER_ATTRIBUTE_CONTEXT,
+                                           (hmem_cu_deviceptr) (uintptr_t) hmem) ||
+        NULL == owner || 0 != hmem_cu.ctx_push_current(owner)) {
+        return -EIO;
+    }
+    *pushed = true;
+    return 0;
+}
+
+static void hmem_cuda_leave(bool pushed)
+{
+    hmem_cu_context dummy;
+
+    if (pushed) {
+        (void) hmem_cu.ctx_pop_current(&dummy);
+    }
+}
+
+int hmem_cuda_seg_from(void *hmem, void *host, size_t n, uint64_t device)
+{
+    bool pushed;
+    hmem_cu_result rc;
+
+    (void) device;
+    if (NULL == hmem_cu.memcpy_dtoh) {
+        return -ENODEV;
+    }
+    if (0 != hmem_cuda_enter(hmem, &pushed)) {
+        return -EIO;
+    }
+    rc = hmem_cu.memcpy_dtoh(host, (hmem_cu_deviceptr) (uintptr_t) hmem, n);
+    hmem_cuda_leave(pushed);
+    return 0 == rc ? 0 : -EIO;
+}
+
+int hmem_cuda_seg_to(void *hmem, void *host, size_t n, uint64_t device)
+{
+    bool pushed;
+    hmem_cu_result rc;
+
+    (void) device;
+    if (NULL == hmem_cu.memcpy_htod) {
+        return -ENODEV;
+    }
+    if (0 != hmem_cuda_enter(hmem, &pushed)) {
+        return -EIO;
+    }
+    rc = hmem_cu.memcpy_htod((hmem_cu_deviceptr) (uintptr_t) hmem, host, n);
+    hmem_cuda_leave(pushed);
+    return 0 == rc ? 0 : -EIO;
+}

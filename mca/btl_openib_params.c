@@ -1,0 +1,117 @@
+/*
+ * btl_openib_params.c - registration of the component's MCA parameters.
+ */
+#include "opal_config.h"
+
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/constants.h"
+
+#include "openib_config.h"
+#include "mca/btl_openib_params.h"
+
+struct openib_params openib_params = {
+    .verbose = 0,
+    .if_include = NULL,
+    .if_exclude = NULL,
+    .receive_queues = NULL,
+    .cq_size = 8192,
+    .max_inline_data = -1,
+    .gid_index = -1,
+    .ib_timeout = 14,
+    .ib_retry_count = 7,
+    .ib_rnr_retry = 7,
+    .max_send_wr = 256,
+    .free_list_num = 64,
+    .free_list_max = -1,
+    .free_list_inc = 64,
+    .connect_timeout = 30,
+    .poll_batch = 16,
+    .version = NULL,
+};
+
+static char openib_version_string[] = OPENIB_VERSION_STRING " (out-of-tree, for Open MPI " OPENIB_OMPI_VERSION_STRING ")";
+static char openib_default_queues[] = OPENIB_DEFAULT_RECEIVE_QUEUES;
+
+struct int_param {
+    const char *name;
+    const char *help;
+    int *storage;
+    mca_base_var_info_lvl_t level;
+};
+
+static int reg_int(struct mca_base_component_2_1_0_t *c, const struct int_param *p)
+{
+    return mca_base_component_var_register(c, p->name, p->help, MCA_BASE_VAR_TYPE_INT, NULL, 0,
+                                           0, p->level, MCA_BASE_VAR_SCOPE_READONLY, p->storage);
+}
+
+static int reg_string(struct mca_base_component_2_1_0_t *c, const char *name, const char *help,
+                      char **storage, mca_base_var_info_lvl_t level, int flags)
+{
+    return mca_base_component_var_register(c, name, help, MCA_BASE_VAR_TYPE_STRING, NULL, 0,
+                                           flags, level, MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
+int openib_params_register(struct mca_base_component_2_1_0_t *c)
+{
+    const struct int_param ints[] = {
+        { "verbose", "How much openib explains itself (0 = quiet, 10 = devices, ports and CPC choices, 100 = every connection step)",
+          &openib_params.verbose, OPAL_INFO_LVL_3 },
+        { "cq_size", "Completion queue entries per port (raised automatically to fit the queues)",
+          &openib_params.cq_size, OPAL_INFO_LVL_5 },
+        { "max_inline_data", "Largest message sent inline in the work request (-1 = the device's maximum, 0 = never)",
+          &openib_params.max_inline_data, OPAL_INFO_LVL_5 },
+        { "gid_index", "GID table index to use on each port (-1 = automatic: RoCE v2 IPv4 GID if present, else index 0)",
+          &openib_params.gid_index, OPAL_INFO_LVL_4 },
+        { "ib_timeout", "Local ACK timeout exponent: 4.096 us * 2^value (0-31)",
+          &openib_params.ib_timeout, OPAL_INFO_LVL_5 },
+        { "ib_retry_count", "Transport retries before a queue pair fails (0-7)",
+          &openib_params.ib_retry_count, OPAL_INFO_LVL_5 },
+        { "ib_rnr_retry", "Receiver-not-ready retries (0-7; 7 = retry forever)",
+          &openib_params.ib_rnr_retry, OPAL_INFO_LVL_5 },
+        { "max_send_wr", "Send work requests per queue pair",
+          &openib_params.max_send_wr, OPAL_INFO_LVL_5 },
+        { "free_list_num", "Fragments preallocated per size class",
+          &openib_params.free_list_num, OPAL_INFO_LVL_5 },
+        { "free_list_max", "Most fragments per size class (-1 = unlimited)",
+          &openib_params.free_list_max, OPAL_INFO_LVL_5 },
+        { "free_list_inc", "Fragments added when a size class runs out",
+          &openib_params.free_list_inc, OPAL_INFO_LVL_5 },
+        { "connect_timeout", "Seconds a connection attempt may take before the peer is marked unreachable",
+          &openib_params.connect_timeout, OPAL_INFO_LVL_4 },
+        { "poll_batch", "Completions taken per poll of a completion queue",
+          &openib_params.poll_batch, OPAL_INFO_LVL_6 },
+    };
+    size_t i;
+    int rc;
+
+    for (i = 0; i < sizeof(ints) / sizeof(ints[0]); ++i) {
+        rc = reg_int(c, &ints[i]);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+
+    openib_params.version = openib_version_string;
+    rc = reg_string(c, "version", "Version of this openib component (openib-ng, not Open MPI's own openib)",
+                    &openib_params.version, OPAL_INFO_LVL_1, MCA_BASE_VAR_FLAG_DEFAULT_ONLY);
+    if (rc < 0) {
+        return rc;
+    }
+    rc = reg_string(c, "if_include", "Comma-separated devices or device:port to use (e.g. mlx5_0,rxe0:1); exclusive with if_exclude",
+                    &openib_params.if_include, OPAL_INFO_LVL_1, 0);
+    if (rc < 0) {
+        return rc;
+    }
+    rc = reg_string(c, "if_exclude", "Comma-separated devices or device:port not to use; exclusive with if_include",
+                    &openib_params.if_exclude, OPAL_INFO_LVL_1, 0);
+    if (rc < 0) {
+        return rc;
+    }
+    openib_params.receive_queues = openib_default_queues;
+    rc = reg_string(c, "receive_queues",
+                    "Receive queues, colon-separated: P,<size>,<count>[,<low>[,<window>[,<reserve>]]] (per-peer), "
+                    "S,<size>,<count>[,<low>[,<max_pending>]] (shared), X,... (XRC, same fields as S; not mixable with P/S)",
+                    &openib_params.receive_queues, OPAL_INFO_LVL_4, 0);
+    return rc < 0 ? rc : OPAL_SUCCESS;
+}

@@ -1,0 +1,40 @@
+/*
+ * btl_openib_params.h - the component's own MCA parameters (btl_openib_*).
+ * Names follow the old openib BTL where one existed, so site settings keep
+ * working. The CPC framework and the HMEM hooks register theirs separately.
+ */
+#ifndef BTL_OPENIB_PARAMS_H
+#define BTL_OPENIB_PARAMS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct openib_params {
+    int verbose;              /* btl_openib_verbose: 0 quiet .. 100 everything */
+    char *if_include;         /* "dev" or "dev:port", comma-separated */
+    char *if_exclude;
+    char *receive_queues;     /* P/S/X queue specification */
+    int cq_size;              /* completion queue entries per port */
+    int max_inline_data;      /* -1: ask the device */
+    int gid_index;            /* -1: pick automatically (RoCE v2 IPv4 first) */
+    int ib_timeout;           /* local ACK timeout exponent (4.096 us * 2^n) */
+    int ib_retry_count;       /* transport retries before a QP errors */
+    int ib_rnr_retry;         /* 7 = retry forever on receiver-not-ready */
+    int max_send_wr;          /* send work requests per QP */
+    int free_list_num;        /* fragments preallocated per size class */
+    int free_list_max;        /* -1: unlimited */
+    int free_list_inc;
+    int connect_timeout;      /* seconds before a connection attempt fails */
+    int poll_batch;           /* completions taken per ibv_poll_cq call */
+    char *version;            /* read-only: our version string */
+};
+
+extern struct openib_params openib_params;
+
+struct mca_base_component_2_1_0_t;
+int openib_params_register(struct mca_base_component_2_1_0_t *c);
+
+/* The default receive-queue specification (works on IB, RoCE, iWARP, rxe). */
+#define OPENIB_DEFAULT_RECEIVE_QUEUES "P,256,64,32,16:S,4096,256,64:S,65536,64,16"
+
+#endif

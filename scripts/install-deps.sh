@@ -1,0 +1,19 @@
+#!/bin/sh
+# Install the Debian 12 packages openib-ng needs to build, test and benchmark
+# (only those missing). Run as root; used by the README commands and CI.
+set -e
+pkgs="build-essential autoconf automake libtool pkg-config
+      openmpi-bin libopenmpi-dev libibverbs-dev librdmacm-dev ibverbs-providers
+      ibverbs-utils rdmacm-utils perftest rdma-core libhwloc-dev libpmix-dev
+      qemu-system-x86 busybox-static kmod iproute2 cpio gzip xz-utils zstd procps
+      util-linux file"
+missing=""
+for p in $pkgs; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "install-deps: installing:$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi

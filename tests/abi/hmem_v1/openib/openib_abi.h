@@ -1,0 +1,64 @@
+/*
+ * openib_abi.h - the rules every versioned openib struct follows.
+ *
+ * A struct that crosses a boundary (BTL <-> CPC, component <-> plug-in or
+ * application, one release <-> the next) starts with `uint32_t size`, set by
+ * its _INITIALIZER or _init() from the headers the *caller* compiled against.
+ *
+ *   1. Fields are never removed, reordered or reused; structs only grow.
+ *   2. A reader checks the caller's size before touching a newer field
+ *      (OPENIB_HAS_FIELD) and treats an absent or zero newer field as the old
+ *      behaviour.
+ *   3. A struct larger than the reader knows is accepted only if every byte
+ *      past the reader's size is zero (openib_abi_check_size); otherwise the
+ *      caller asked for something the reader cannot do, and gets -E2BIG.
+ *   4. A struct smaller than the first published version is -EINVAL.
+ */
+#ifndef OPENIB_ABI_H
+#define OPENIB_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* True when a struct of type TYPE at P, carrying its caller's size in
+ * P->size, is large enough to contain FIELD. */
+#define OPENIB_HAS_FIELD(p, type, field) \
+    ((p)->size >= offsetof(type, field) + sizeof(((type *)0)->field))
+
+/* The size of a struct version: everything up to and including LAST_FIELD. */
+#define OPENIB_SIZE_THROUGH(type, last_field) \
+    (offsetof(type, last_field) + sizeof(((type *)0)->last_field))
+
+/*
+ * Check a caller-supplied struct against what this reader knows.
+ *   given:     the caller's size field
+ *   min_size:  the size of the first published version
+ *   known:     sizeof the struct as this reader was compiled
+ * Returns 0 when usable, -EINVAL when smaller than v1, -E2BIG when larger with
+ * a non-zero unknown tail.
+ */
+static inline int openib_abi_check_size(const void *p, size_t given, size_t min_size,
+                                        size_t known)
+{
+    const unsigned char *b = (const unsigned char *) p;
+    size_t i;
+
+    if (NULL == p || given < min_size) {
+        return -22; /* -EINVAL */
+    }
+    for (i = known; i < given; ++i) {
+        if (b[i]) {
+            return -7; /* -E2BIG */
+        }
+    }
+    return 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* OPENIB_ABI_H */

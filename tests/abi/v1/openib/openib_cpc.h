@@ -1,0 +1,246 @@
+/*
+ * openib_cpc.h - the connection pseudo-component (CPC) interface.
+ *
+ * A CPC is one way of wiring an RC connection between two BTL endpoints
+ * (oob: a TCP side channel; rdma_cm: librdmacm; xoob: XRC over a TCP side
+ * channel). The BTL owns the verbs objects (PD, CQs, QPs, receive buffers);
+ * a CPC only exchanges the data each side needs and tells the BTL when to
+ * move QPs along and when the connection is usable.
+ *
+ *   component  one per CPC kind, a static const table:
+ *              register -> init -> query (per port) -> finalize
+ *   module     one per (CPC, port), returned by query: priority 0-100, a
+ *              modex blob of at most 255 bytes, per-endpoint hooks
+ *   endpoint   the CPC's view of one BTL endpoint (struct openib_cpc_endpoint)
+ *
+ * FROZEN COPY of the first published version (ABI 1), kept for the ABI
+ * tests (tests/abi/): never edit it to follow the current header. It is the
+ * current header without the v2 fields (component `aliases`, module
+ * `describe`, port `ipv4`), with OPENIB_CPC_ABI_VERSION 1. Code compiled
+ * against it must keep working with the current framework.
+ */
+#ifndef OPENIB_CPC_H
+#define OPENIB_CPC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "openib/openib_abi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OPENIB_CPC_ABI_VERSION 1
+
+/* Return codes: these are Open MPI's OPAL_* values (opal/constants.h), spelled
+ * out so plug-ins need no Open MPI headers. */
+#define OPENIB_CPC_SUCCESS            0
+#define OPENIB_CPC_ERROR             -1
+#define OPENIB_CPC_ERR_OUT_OF_RESOURCE -2
+#define OPENIB_CPC_ERR_BAD_PARAM     -5
+#define OPENIB_CPC_ERR_NOT_SUPPORTED -8
+#define OPENIB_CPC_ERR_UNREACH      -12
+
+#define OPENIB_CPC_NAME_MAX 32
+#define OPENIB_CPC_BLOB_MAX 255
+#define OPENIB_CPC_WHY_MAX 160
+
+/* Stable wire ids of the CPCs: carried in the modex, never renumbered or
+ * reused. 64..127 are for out-of-tree and test plug-ins. */
+enum openib_cpc_id {
+    OPENIB_CPC_ID_OOB = 1,
+    OPENIB_CPC_ID_RDMA_CM = 2,
+    OPENIB_CPC_ID_XOOB = 3,
+    OPENIB_CPC_ID_PLUGIN_FIRST = 64,
+    OPENIB_CPC_ID_PLUGIN_LAST = 127,
+};
+
+/* Device capabilities a CPC may need to decide in query(). */
+#define OPENIB_PORT_CAP_XRC (1u << 0)
+#define OPENIB_PORT_CAP_SRQ (1u << 1)
+
+struct ibv_context;
+struct openib_cpc_endpoint;
+struct ibv_pd;
+
+/*
+ * The port a CPC is asked about (BTL -> CPC, read-only for the CPC).
+ * Rules: openib_abi.h. v1 ends at `btl`.
+ */
+struct openib_cpc_port {
+    uint32_t size;               /* v1: sizeof as the BTL was compiled */
+    uint32_t caps;               /* v1: OPENIB_PORT_CAP_* */
+    const char *dev_name;        /* v1: e.g. "rxe0" */
+    uint8_t port_num;            /* v1: 1-based verbs port number */
+    uint8_t link_layer;          /* v1: IBV_LINK_LAYER_* */
+    uint16_t lid;                /* v1: 0 on Ethernet link layers */
+    uint32_t mtu;                /* v1: active path MTU in bytes */
+    uint8_t gid[16];             /* v1: the GID the BTL uses on this port */
+    uint64_t subnet_prefix;      /* v1: host byte order */
+    int gid_index;               /* v1 */
+    struct ibv_context *ctx;     /* v1 */
+    struct ibv_pd *pd;           /* v1 */
+    void *btl;                   /* v1: opaque BTL module */
+};
+#define OPENIB_CPC_PORT_V1_SIZE OPENIB_SIZE_THROUGH(struct openib_cpc_port, btl)
+
+/*
+ * What one side of a connection tells the other (filled by the BTL).
+ * Rules: openib_abi.h. The CPC carries it on its own wire format.
+ */
+#define OPENIB_CPC_MAX_QPS 8
+struct openib_cpc_qp_info {
+    uint32_t size;               /* v1 */
+    uint32_t mtu;                /* v1: path MTU in bytes */
+    uint8_t gid[16];             /* v1 */
+    uint16_t lid;                /* v1 */
+    uint8_t num_qps;             /* v1: <= OPENIB_CPC_MAX_QPS */
+    uint8_t pad;                 /* v1: zero */
+    uint32_t qpn[OPENIB_CPC_MAX_QPS];  /* v1 */
+    uint32_t psn[OPENIB_CPC_MAX_QPS];  /* v1 */
+    uint32_t rq_layout;          /* v1: hash of the receive-queue spec; both
+                                    sides must agree */
+    uint32_t mailbox_rkey;       /* v1: rkey of the credit mailbox */
+    uint64_t mailbox_addr;       /* v1: where the peer RDMA-writes returned
+                                    credits (one uint32 per queue) */
+};
+#define OPENIB_CPC_QP_INFO_INITIALIZER { .size = sizeof(struct openib_cpc_qp_info) }
+
+/*
+ * Calls from a CPC back into the BTL (BTL -> CPC table, read-only).
+ * Rules: openib_abi.h. v1: all members below.
+ */
+struct openib_cpc_btl_ops {
+    uint32_t size;
+    /* Our side's QP data for this endpoint (creates the QPs if needed). */
+    int (*local_qp_info)(void *btl_ep, struct openib_cpc_qp_info *out);
+    /* Move our QPs to RTR with the peer's data; `to_rts` also moves to RTS. */
+    int (*connect_qps)(void *btl_ep, const struct openib_cpc_qp_info *peer, bool to_rts);
+    /* Move our QPs from RTR to RTS. */
+    int (*qps_to_rts)(void *btl_ep);
+    /* Post receive buffers once our QPs are locally connected (not for CTS CPCs). */
+    int (*post_recvs)(void *btl_ep);
+    /* Both sides are connected: the endpoint may send. */
+    void (*connect_complete)(void *btl_ep);
+    /* The connection failed; `why` is shown to the user with the peer's name. */
+    void (*connect_failed)(void *btl_ep, int rc, const char *why);
+    /* The CPC view of the local endpoint for a peer that contacted us, the
+     * peer identified by the process-name bytes it sent. NULL with `why`
+     * filled when there is none (yet): the peer should retry. */
+    struct openib_cpc_endpoint *(*endpoint_for_peer)(void *btl, const void *peer_id,
+                                                     size_t peer_id_len, char *why,
+                                                     size_t why_len);
+};
+
+/*
+ * The CPC's view of one BTL endpoint (BTL -> CPC; the CPC owns only
+ * `cpc_private`). Rules: openib_abi.h. v1: all members below.
+ */
+struct openib_cpc_endpoint {
+    uint32_t size;
+    void *btl_ep;                           /* opaque, handed back in btl_ops */
+    const struct openib_cpc_btl_ops *btl_ops;
+    const char *peer_desc;                  /* "rank 3 on node17", for messages */
+    const void *local_id;                   /* our process name bytes */
+    const void *peer_id;                    /* the peer's process name bytes */
+    uint8_t id_len;                         /* length of both ids */
+    const uint8_t *peer_blob;               /* the peer port's blob for this CPC */
+    uint8_t peer_blob_len;
+    const struct openib_cpc_port *peer_port;/* the peer port's identity (decoded modex) */
+    void *cpc_private;                      /* the CPC's per-endpoint state */
+};
+
+struct openib_cpc_module;
+
+/*
+ * CPC component table: one `static const` instance per CPC.
+ * Rules: openib_abi.h. v1 ends at `finalize`.
+ */
+struct openib_cpc_component {
+    uint32_t size;               /* v1 */
+    uint32_t abi_version;        /* v1: OPENIB_CPC_ABI_VERSION the CPC was built with */
+    const char *name;            /* v1: "oob", "rdma_cm", "xoob" */
+    uint8_t id;                  /* v1: enum openib_cpc_id; stable on the wire */
+    uint8_t default_priority;    /* v1: 0..100, overridable by
+                                    btl_openib_connect_<name>_priority */
+    /* v1: register MCA parameters only. May be NULL. */
+    void (*register_params)(const struct openib_cpc_component *self);
+    /* v1: once per process; NOT_SUPPORTED removes this CPC quietly for the
+     * rest of the process; other errors propagate. `why` explains a decline.
+     * May be NULL. */
+    int (*init)(char *why, size_t why_len);
+    /* v1: per port; on success *out is a module for this port. NOT_SUPPORTED
+     * declines this port (with `why`); other errors propagate. Required. */
+    int (*query)(const struct openib_cpc_port *port, int priority,
+                 struct openib_cpc_module **out, char *why, size_t why_len);
+    /* v1: once at shutdown, after every module is finalized. May be NULL. */
+    int (*finalize)(void);
+};
+#define OPENIB_CPC_COMPONENT_V1_SIZE OPENIB_SIZE_THROUGH(struct openib_cpc_component, finalize)
+
+/*
+ * CPC module: one per (CPC, port), owned by the CPC.
+ * Rules: openib_abi.h. v1 ends at `uses_cts`.
+ */
+struct openib_cpc_module {
+    uint32_t size;                                   /* v1 */
+    const struct openib_cpc_component *component;    /* v1 */
+    uint8_t priority;                                /* v1: 0..100 */
+    uint8_t blob_len;                                /* v1: <= 255 */
+    uint8_t blob[OPENIB_CPC_BLOB_MAX];               /* v1: published in the modex */
+    int (*endpoint_init)(struct openib_cpc_module *m, struct openib_cpc_endpoint *ep);   /* v1 */
+    int (*start_connect)(struct openib_cpc_module *m, struct openib_cpc_endpoint *ep);   /* v1 */
+    int (*endpoint_finalize)(struct openib_cpc_module *m, struct openib_cpc_endpoint *ep); /* v1 */
+    int (*finalize)(struct openib_cpc_module *m);    /* v1 */
+    bool uses_cts;                                   /* v1 */
+};
+#define OPENIB_CPC_MODULE_V1_SIZE OPENIB_SIZE_THROUGH(struct openib_cpc_module, uses_cts)
+
+#define OPENIB_CPC_PORT_INITIALIZER { .size = sizeof(struct openib_cpc_port) }
+#define OPENIB_CPC_ENDPOINT_INITIALIZER { .size = sizeof(struct openib_cpc_endpoint) }
+#define OPENIB_CPC_MODULE_INITIALIZER { .size = sizeof(struct openib_cpc_module) }
+
+static inline int openib_cpc_port_init(struct openib_cpc_port *p)
+{
+    memset(p, 0, sizeof(*p)); /* padding too: an older reader checks our tail */
+    p->size = sizeof(*p);
+    return 0;
+}
+static inline void openib_cpc_port_destroy(struct openib_cpc_port *p) { (void) p; }
+
+static inline int openib_cpc_endpoint_init(struct openib_cpc_endpoint *e)
+{
+    memset(e, 0, sizeof(*e)); /* padding too: an older reader checks our tail */
+    e->size = sizeof(*e);
+    return 0;
+}
+static inline void openib_cpc_endpoint_destroy(struct openib_cpc_endpoint *e) { (void) e; }
+
+static inline int openib_cpc_module_init(struct openib_cpc_module *m)
+{
+    memset(m, 0, sizeof(*m)); /* padding too: an older reader checks our tail */
+    m->size = sizeof(*m);
+    return 0;
+}
+static inline void openib_cpc_module_destroy(struct openib_cpc_module *m) { (void) m; }
+
+static inline int openib_cpc_qp_info_init(struct openib_cpc_qp_info *q)
+{
+    memset(q, 0, sizeof(*q)); /* padding too: an older reader checks our tail */
+    q->size = sizeof(*q);
+    return 0;
+}
+static inline void openib_cpc_qp_info_destroy(struct openib_cpc_qp_info *q) { (void) q; }
+
+/* Entry point a CPC plug-in library exports (dlsym name below): returns its
+ * component table. */
+#define OPENIB_CPC_PLUGIN_SYMBOL "openib_cpc_plugin_component"
+typedef const struct openib_cpc_component *(*openib_cpc_plugin_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* OPENIB_CPC_H */

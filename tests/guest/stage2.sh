@@ -1,0 +1,133 @@
+#!/bin/bash
+# Stage 2 of the openib-guest boot: runs inside the guest, chrooted into the
+# overlay root (the host's / read-only + tmpfs), with the host's bash.
+# openib-guest copies this file into the per-run directory, which the guest
+# sees at /.openib-run.  It is not part of the initramfs, so editing it does
+# not trigger an initramfs rebuild.
+#
+# Files in the run directory:
+#   config   (written by the host)  NICS MTU GUEST_HOSTNAME GUEST_CWD
+#   env      (written by the host)  "export NAME=value" lines (bash %q quoting)
+#   argv     (written by the host)  "declare -a OPENIB_GUEST_ARGV=(...)"
+#   booted   (written here)         guest is ready, the command starts now
+#   status   (written here)         "EXIT_STATUS SECONDS"
+#   setup-failed (written here)     reason, when the guest setup failed
+
+RUN=/.openib-run
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export LC_ALL=C
+
+log() { echo "openib-guest-stage2: $*" >/dev/console; }
+setup_fail() {
+	log "FATAL: $*"
+	echo "stage2: $*" >"$RUN/setup-failed"
+	exit 1
+}
+
+# shellcheck source=/dev/null
+. "$RUN/config" || setup_fail "cannot read $RUN/config"
+
+# --- hostname, /etc/hosts --------------------------------------------------
+echo "$GUEST_HOSTNAME" >/proc/sys/kernel/hostname || setup_fail "cannot set hostname"
+{
+	echo "127.0.0.1	localhost"
+	echo "::1	localhost ip6-localhost ip6-loopback"
+	echo "10.0.2.15	$GUEST_HOSTNAME"
+} >/etc/hosts || setup_fail "cannot write /etc/hosts"
+echo "$GUEST_HOSTNAME" >/etc/hostname 2>/dev/null
+
+ip link set lo up || setup_fail "cannot bring up lo"
+
+# --- network interfaces and rxe devices -------------------------------------
+# NIC k has MAC 52:54:00:4f:49:<k> (set by the host) and lives on its own
+# slirp network 10.0.(2+k).0/24; the guest takes address .15 on it.
+ifname_for_mac() {
+	local want=$1 d
+	for d in /sys/class/net/*; do
+		[ "$(cat "$d/address" 2>/dev/null)" = "$want" ] && { basename "$d"; return 0; }
+	done
+	return 1
+}
+
+for ((k = 0; k < NICS; k++)); do
+	mac=$(printf '52:54:00:4f:49:%02x' "$k")
+	ifname=
+	for ((i = 0; i < 100; i++)); do
+		ifname=$(ifname_for_mac "$mac") && break
+		sleep 0.1
+	done
+	[ -n "$ifname" ] || setup_fail "no network interface with MAC $mac"
+	if [ -n "$MTU" ]; then
+		ip link set dev "$ifname" mtu "$MTU" || setup_fail "cannot set MTU $MTU on $ifname"
+	fi
+	ip addr add "10.0.$((2 + k)).15/24" dev "$ifname" || setup_fail "cannot set address on $ifname"
+	ip link set dev "$ifname" up || setup_fail "cannot bring up $ifname"
+	if [ "$k" = 0 ]; then
+		ip route add default via 10.0.2.2 dev "$ifname" 2>/dev/null
+	fi
+	rdma link add "rxe$k" type rxe netdev "$ifname" ||
+		setup_fail "rdma link add rxe$k type rxe netdev $ifname failed"
+done
+
+# Wait (bounded) until every port is ACTIVE and has its IPv4 GID (index 1).
+for ((k = 0; k < NICS; k++)); do
+	port=/sys/class/infiniband/rxe$k/ports/1
+	ok=0
+	for ((i = 0; i < 200; i++)); do
+		state=$(cat "$port/state" 2>/dev/null)
+		gid1=$(cat "$port/gids/1" 2>/dev/null)
+		if [[ $state == *ACTIVE* && -n $gid1 && $gid1 != 0000:0000:0000:0000:0000:0000:0000:0000 ]]; then
+			ok=1
+			break
+		fi
+		sleep 0.1
+	done
+	[ "$ok" = 1 ] || setup_fail "rxe$k port 1 not ACTIVE with an IPv4 GID after 20 s (state '$state', gid[1] '$gid1')"
+done
+
+# --- output ports ------------------------------------------------------------
+out= err=
+for ((i = 0; i < 100; i++)); do
+	for d in /sys/class/virtio-ports/*; do
+		[ -e "$d/name" ] || continue
+		case $(cat "$d/name") in
+		openib.stdout) out=/dev/${d##*/} ;;
+		openib.stderr) err=/dev/${d##*/} ;;
+		esac
+	done
+	[ -n "$out" ] && [ -n "$err" ] && [ -c "$out" ] && [ -c "$err" ] && break
+	sleep 0.1
+done
+[ -c "$out" ] && [ -c "$err" ] || setup_fail "virtio-serial ports openib.stdout/openib.stderr not found"
+
+ulimit -l unlimited 2>/dev/null
+ulimit -c 0 2>/dev/null
+
+echo "$EPOCHREALTIME" >"$RUN/booted"
+log "guest ready, running the command"
+
+# --- the command ---------------------------------------------------------------
+__og_env=$RUN/env
+__og_argv=$RUN/argv
+__og_cwd=$GUEST_CWD
+t0=$EPOCHREALTIME
+(
+	# Start from an empty environment, then take the host's exactly.  The
+	# host environment may define any name; only __og_* are used below.
+	for __og_v in $(compgen -e); do unset "$__og_v"; done
+	unset __og_v
+	# shellcheck source=/dev/null
+	. "$__og_env"
+	# shellcheck source=/dev/null
+	. "$__og_argv"
+	if [ -n "${TMPDIR:-}" ]; then mkdir -p "$TMPDIR" 2>/dev/null; fi
+	cd "$__og_cwd" || { echo "openib-guest: cannot cd to $__og_cwd in the guest" >&2; exit 126; }
+	exec "${OPENIB_GUEST_ARGV[@]}"
+) </dev/null >"$out" 2>"$err"
+st=$?
+t1=$EPOCHREALTIME
+secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+sync
+echo "$st $secs" >"$RUN/status.tmp" && mv "$RUN/status.tmp" "$RUN/status"
+log "command exited with status $st after $secs s"
+exit 0

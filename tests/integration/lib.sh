@@ -1,0 +1,167 @@
+# Shared helpers for the openib integration tests (tests/integration/t-*.sh)
+# and the benchmark driver (bench/run-bench.sh).  Source it:
+#   . "$OPENIB_SRCDIR/tests/integration/lib.sh"
+#
+# Environment (set by run-all; defaults for running a test by hand):
+#   OPENIB_SRCDIR        repository root
+#   OPENIB_BUILDDIR      build directory; our component is
+#                        $OPENIB_BUILDDIR/.libs/mca_btl_openib.so
+#   OPENIB_TEST_DEVICE   verbs device to test (default rxe0)
+#   OPENIB_PINGPONG      prebuilt pingpong binary (else compiled on the fly)
+#   OPENIB_TEST_TMP      scratch directory of this test (default: mktemp)
+
+: "${OPENIB_SRCDIR:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)}"
+: "${OPENIB_BUILDDIR:=$OPENIB_SRCDIR}"
+: "${OPENIB_TEST_DEVICE:=rxe0}"
+export OPENIB_SRCDIR OPENIB_BUILDDIR OPENIB_TEST_DEVICE
+
+OMPI_SYSTEM_COMPONENT_DIR=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
+
+if [ -z "${OPENIB_TEST_TMP:-}" ] && [ "${OPENIB_LIB_NO_TMP:-0}" != 1 ]; then
+	OPENIB_TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/openib-test.XXXXXX")
+	# shellcheck disable=SC2064
+	trap "rm -rf '$OPENIB_TEST_TMP'" EXIT
+fi
+export OPENIB_TEST_TMP
+
+# --- reporting -------------------------------------------------------------
+note() { echo "# $*"; }
+ok() { echo "ok: $*"; }
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+need_cmd() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || fail "command not found: $c"
+	done
+}
+
+# assert_grep REGEX FILE WHAT: FILE must contain a line matching the ERE.
+assert_grep() {
+	grep -Eq -- "$1" "$2" || {
+		echo "---- $2 ----" >&2
+		tail -n 60 "$2" >&2
+		echo "----" >&2
+		fail "$3: no line matching /$1/ in $(basename "$2")"
+	}
+}
+
+# show FILE: print a command's captured output into the test log.
+show() {
+	echo "---- $(basename "$1") ----"
+	cat "$1"
+	echo "----"
+}
+
+# is_number STRING: a positive decimal number
+is_positive_number() { [[ $1 =~ ^[0-9]*\.?[0-9]+$ ]] && awk -v x="$1" 'BEGIN { exit !(x > 0) }'; }
+
+# --- the device --------------------------------------------------------------
+# dev_netdev DEV: the network interface behind GID index 1 of port 1 (rxe/RoCE)
+dev_netdev() {
+	local d=/sys/class/infiniband/$1/ports/1/gid_attrs/ndevs
+	cat "$d/1" 2>/dev/null || cat "$d/0" 2>/dev/null
+}
+
+# dev_ipv4 DEV: the IPv4 address of that interface
+dev_ipv4() {
+	local nd
+	nd=$(dev_netdev "$1") || return 1
+	ip -4 -o addr show dev "$nd" | awk '{ sub(/\/.*/, "", $4); print $4; exit }'
+}
+
+# dev_counter DEV NAME: a port 1 hardware counter (rxe: sent_pkts, rcvd_pkts, ...)
+dev_counter() {
+	local f=/sys/class/infiniband/$1/ports/1/hw_counters/$2
+	[ -r "$f" ] || f=/sys/class/infiniband/$1/ports/1/counters/$2
+	cat "$f" 2>/dev/null || echo 0
+}
+
+# wait_tcp_listen PORT SECONDS: wait until something listens on TCP PORT.
+wait_tcp_listen() {
+	local hex i
+	hex=$(printf '%04X' "$1")
+	for ((i = 0; i < $2 * 10; i++)); do
+		# state 0A = LISTEN
+		if awk -v p=":$hex" '$2 ~ p"$" && $4 == "0A" { f = 1 } END { exit !f }' \
+			/proc/net/tcp /proc/net/tcp6 2>/dev/null; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# --- Open MPI ------------------------------------------------------------------
+MPIRUN=(mpirun --allow-run-as-root --oversubscribe -np 2)
+MPI_UCX_ARGS=(--mca pml ucx -x "UCX_NET_DEVICES=$OPENIB_TEST_DEVICE:1"
+	-x UCX_TLS=rc_verbs,ud_verbs,self -x UCX_UD_VERBS_ETH_DGID_CHECK=n)
+MPI_TCP_ARGS=(--mca pml ob1 --mca btl tcp,self)
+MPI_OPENIB_ARGS=(--mca pml ob1 --mca btl openib,self)
+
+openib_component_so() { echo "$OPENIB_BUILDDIR/.libs/mca_btl_openib.so"; }
+
+# use_our_component: make Open MPI load our openib (first in the path).
+use_our_component() {
+	local so
+	so=$(openib_component_so)
+	[ -f "$so" ] || fail "our component is not built: $so does not exist (build it, or set OPENIB_BUILDDIR)"
+	export OMPI_MCA_mca_base_component_path="$OPENIB_BUILDDIR/.libs:$OMPI_SYSTEM_COMPONENT_DIR"
+}
+
+# build_mpi_program SRC OUT: compile an MPI C program with mpicc.
+build_mpi_program() {
+	need_cmd mpicc
+	mpicc -O2 -Wall -o "$2" "$1" || fail "mpicc $1 failed"
+}
+
+# pingpong_bin: path of the pingpong program (prebuilt or compiled now).
+pingpong_bin() {
+	if [ -n "${OPENIB_PINGPONG:-}" ] && [ -x "$OPENIB_PINGPONG" ]; then
+		echo "$OPENIB_PINGPONG"
+		return
+	fi
+	local out=$OPENIB_TEST_TMP/pingpong
+	[ -x "$out" ] || build_mpi_program "$OPENIB_SRCDIR/tests/integration/pingpong.c" "$out" >&2
+	echo "$out"
+}
+
+# check_pingpong LOG ITERS: assert a full, clean verification summary.
+check_pingpong() {
+	assert_grep '^pingpong: verification PASSED: [0-9]+ sizes \(0\.\.4194304 B\), '"$2"' iterations, [1-9][0-9]* messages, [1-9][0-9]* bytes verified, 0 errors$' \
+		"$1" "pingpong verification"
+	local line nsizes msgs
+	line=$(grep -E '^pingpong: verification PASSED' "$1")
+	nsizes=$(sed -E 's/.*PASSED: ([0-9]+) sizes.*/\1/' <<<"$line")
+	msgs=$(sed -E 's/.* ([0-9]+) messages.*/\1/' <<<"$line")
+	[ "$msgs" -eq $((2 * nsizes * $2)) ] || fail "pingpong: $msgs messages, expected $((2 * nsizes * $2))"
+	[ "$nsizes" -ge 30 ] || fail "pingpong: only $nsizes sizes"
+	ok "$line"
+}
+
+# --- host packages ---------------------------------------------------------------
+openib_pkg_installed() { [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]; }
+
+# ensure_host_packages PKG...: apt-get install the missing ones (root only).
+ensure_host_packages() {
+	local p missing=()
+	command -v dpkg-query >/dev/null || return 0
+	for p in "$@"; do openib_pkg_installed "$p" || missing+=("$p"); done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if [ "${OPENIB_GUEST_NO_INSTALL:-0}" = 1 ] || [ "$(id -u)" != 0 ]; then
+		echo "missing packages: ${missing[*]} (apt-get install ${missing[*]})" >&2
+		return 1
+	fi
+	echo "installing: ${missing[*]}" >&2
+	if ! DEBIAN_FRONTEND=noninteractive timeout 1200 apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends "${missing[@]}" >&2; then
+		DEBIAN_FRONTEND=noninteractive timeout 600 apt-get -o DPkg::Lock::Timeout=300 update -q >&2 || return 1
+		DEBIAN_FRONTEND=noninteractive timeout 1200 apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends "${missing[@]}" >&2 || return 1
+	fi
+}
+
+# What the tests and the benchmark run (besides openib-guest's own needs).
+OPENIB_TEST_PACKAGES=(ibverbs-utils ibverbs-providers rdmacm-utils perftest rdma-core iproute2
+	openmpi-bin libopenmpi-dev gcc make)

@@ -1,0 +1,40 @@
+#!/bin/sh
+# With no verbs device: init declines quietly (and says why when verbose);
+# a 2-rank job restricted to openib,self fails with Open MPI's normal
+# "unable to reach" message, not a crash; a bad cpc_include fails fast with
+# our help text naming the parameter and the valid CPCs.
+. "$(dirname "$0")/lib.sh"
+if ibv_devices 2>/dev/null | grep -q '^ *[a-z]'; then
+    echo "a verbs device exists here; the no-device path cannot be tested"; exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cat >"$tmp/hello.c" <<'C'
+#include <mpi.h>
+int main(int c, char **v) { MPI_Init(&c, &v); MPI_Finalize(); return 0; }
+C
+mpicc -o "$tmp/hello" "$tmp/hello.c" || { fail "mpicc"; finish; exit; }
+run() { timeout -k 5 60 mpirun --allow-run-as-root --oversubscribe -np 2 --mca pml ob1 "$@" "$tmp/hello" >"$tmp/out" 2>&1; echo $?; }
+
+rc=$(run --mca btl openib,self)
+[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && pass "job fails (rc $rc), no hang" || fail "job rc $rc"
+expect_grep "$tmp/out" 'unable to reach each other|MPI process is unreachable' "Open MPI's unreachable message"
+if grep -Eq 'Segmentation|signal 11|core dumped' "$tmp/out"; then fail "crashed"; sed 's/^/    | /' "$tmp/out"; else pass "no crash"; fi
+if grep -q 'openib' "$tmp/out"; then fail "quiet without verbose"; else pass "openib quiet without verbose"; fi
+
+run --mca btl openib,self --mca btl_openib_verbose 1 >/dev/null
+expect_grep "$tmp/out" 'openib: no verbs devices found' "verbose says why"
+
+start=$(date +%s)
+rc=$(run --mca btl openib,self --mca btl_openib_cpc_include bogus)
+[ "$rc" -ne 0 ] && [ $(( $(date +%s) - start )) -lt 50 ] && pass "bad cpc_include fails fast" || fail "bad cpc_include rc $rc"
+expect_grep "$tmp/out" 'btl_openib_cpc_include' "help names the parameter"
+expect_grep "$tmp/out" 'oob, rdma_cm \(alias: rdmacm\), xoob' "help lists the valid CPCs"
+
+rc=$(run --mca btl openib,self --mca btl_openib_cpc_include oob --mca btl_openib_cpc_exclude xoob)
+expect_grep "$tmp/out" 'btl_openib_cpc_exclude' "include+exclude is an error naming both"
+
+rc=$(run --mca btl openib,self --mca btl_openib_receive_queues P,256,64:S,128,64)
+expect_grep "$tmp/out" 'Problem: S,128,64' "bad receive_queues shows the bad token"
+expect_grep "$tmp/out" 'strictly increase' "bad receive_queues says why"
+finish
