@@ -126,7 +126,7 @@ fi
 # ============================================================================
 # Host part
 # ============================================================================
-OUT= CSV_COPY= MODE=guest ONLY=raw,openib,ucx,tcp REPORT_ONLY=0
+OUT='' CSV_COPY='' MODE=guest ONLY=raw,openib,ucx,tcp REPORT_ONLY=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--out) OUT=$2; shift ;;

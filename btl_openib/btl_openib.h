@@ -84,6 +84,7 @@ typedef struct mca_btl_openib_module {
     union ibv_gid gid;
     uint32_t ipv4;                       /* from a RoCE v2 IPv4 GID, network order */
     struct ibv_cq *cq;
+    int cq_used;                         /* completions that may be outstanding */
     struct ibv_srq *srq[OPENIB_MAX_QUEUES];
     struct openib_cpc_port cpc_port;
     struct openib_cpc_module *cpcs[OPENIB_MAX_CPCS];
@@ -132,6 +133,7 @@ struct mca_btl_base_endpoint_t {
     struct openib_ep_qp qps[OPENIB_MAX_QUEUES];
     int num_qps;
     bool qps_created;
+    bool is_self;                        /* loopback: QPs connected to themselves */
     int32_t rdma_outstanding;            /* put/get/atomics not yet completed */
     bool stalled;
     int index;                           /* in module->endpoints */
@@ -156,7 +158,6 @@ struct mca_btl_openib_component {
     struct openib_rq_spec rq;
     int output;                          /* opal_output stream for verbose */
     struct openib_hmem_object *hmem_root;
-    char *hmem_override;
     bool warned_no_device;
 };
 typedef struct mca_btl_openib_component mca_btl_openib_component_t;

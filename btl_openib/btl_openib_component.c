@@ -87,6 +87,7 @@ static int openib_open(void)
     } else {
         mca_btl_openib_component.output = 0;
     }
+    openib_connect_set_verbose(mca_btl_openib_component.output, openib_params.verbose);
     return OPAL_SUCCESS;
 }
 

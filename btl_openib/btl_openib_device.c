@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "opal/constants.h"
+#include "opal/mca/btl/base/base.h"
 #include "opal/util/argv.h"
 
 #include "openib_config.h"
@@ -187,10 +188,16 @@ static int add_module(struct openib_device *dev, uint8_t port, const struct ibv_
     }
     mca_btl_openib_component.modules = grown;
     grown[mca_btl_openib_component.num_modules++] = m;
-    OPENIB_VERBOSE(10, "%s: module %d opened on %s port %d (%s, MTU %u, GID index %d, CPCs %d)",
-                   openib_params.version, m->index, dev->name, port,
-                   link_layer_name(pa->link_layer), 128u << pa->active_mtu, m->gid_index,
-                   m->num_cpcs);
+    /* Shown at btl_openib_verbose >= 10 and also at btl_base_verbose >= 10,
+     * so the usual "which BTL is this" switch names our version. */
+    opal_output_verbose(openib_params.verbose >= 10 ? 0 : 10,
+                        openib_params.verbose >= 10 ? mca_btl_openib_component.output
+                                                    : opal_btl_base_framework.framework_output,
+                        "openib: %s: module %d opened on %s port %d (%s, MTU %u, GID index %d, "
+                        "CPCs %d)",
+                        openib_params.version, m->index, dev->name, port,
+                        link_layer_name(pa->link_layer), 128u << pa->active_mtu, m->gid_index,
+                        m->num_cpcs);
     return OPAL_SUCCESS;
 }
 

@@ -61,6 +61,32 @@ static int qp_to_init(mca_btl_openib_endpoint_t *ep, struct ibv_qp *qp)
                                      IBV_QP_ACCESS_FLAGS);
 }
 
+/* Every WQE that can complete must have room in the CQ, or the CQ overruns
+ * and the port dies: grow it as endpoints come. */
+static int grow_cq(mca_btl_openib_module_t *m, const struct openib_rq_spec *rq)
+{
+    int q, need = m->cq_used + rq->num * openib_params.max_send_wr;
+
+    for (q = 0; q < rq->num; ++q) {
+        if (rq->q[q].type == OPENIB_RQ_PP) {
+            need += rq->q[q].count;
+        }
+    }
+    if (need > m->cq->cqe) {
+        int cqe = m->cq->cqe;
+        while (cqe < need) {
+            cqe *= 2;
+        }
+        if (cqe > m->dev->attr.max_cqe || ibv_resize_cq(m->cq, cqe)) {
+            OPENIB_VERBOSE(1, "%s:%d: cannot grow the CQ to %d entries (%s); raise "
+                           "btl_openib_cq_size", m->dev->name, m->port_num, cqe, strerror(errno));
+            return OPAL_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    m->cq_used = need;
+    return OPAL_SUCCESS;
+}
+
 /* Create this endpoint's QPs (one per receive queue) in INIT. */
 static int create_qps(mca_btl_openib_endpoint_t *ep)
 {
@@ -72,6 +98,10 @@ static int create_qps(mca_btl_openib_endpoint_t *ep)
         return OPAL_SUCCESS;
     }
     rc = create_mailbox(ep);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    rc = grow_cq(m, rq);
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
@@ -296,7 +326,7 @@ static struct openib_cpc_endpoint *cb_endpoint_for_peer(void *btl, const void *p
     memcpy(&name, peer_id, sizeof(name));
     for (i = 0; i < opal_pointer_array_get_size(&m->endpoints); ++i) {
         mca_btl_openib_endpoint_t *ep = opal_pointer_array_get_item(&m->endpoints, i);
-        if (ep && ep->name.jobid == name.jobid && ep->name.vpid == name.vpid) {
+        if (ep && !ep->is_self && ep->name.jobid == name.jobid && ep->name.vpid == name.vpid) {
             return &ep->cpc_ep;
         }
     }
@@ -318,12 +348,36 @@ const struct openib_cpc_btl_ops openib_cpc_btl_ops = {
 
 /* ---- lazy connection glue ---- */
 
+/* The loopback endpoint needs no CPC: its QPs connect to themselves. */
+static int self_connect(mca_btl_openib_endpoint_t *ep)
+{
+    struct openib_cpc_qp_info me;
+    int rc;
+
+    rc = cb_local_qp_info(ep, &me);
+    if (OPAL_SUCCESS == rc) {
+        rc = cb_connect_qps(ep, &me, true);
+    }
+    if (OPAL_SUCCESS == rc) {
+        rc = cb_post_recvs(ep);
+    }
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    OPENIB_VERBOSE(100, "loopback endpoint on %s:%d connected", ep->module->dev->name,
+                   ep->module->port_num);
+    openib_lazy_connected(&ep->conn);
+    return OPAL_SUCCESS;
+}
+
 static int lazy_start(void *ctx)
 {
     mca_btl_openib_endpoint_t *ep = ctx;
 
-    OPENIB_VERBOSE(10, "connecting to %s with CPC %s", ep->desc, ep->cpc->component->name);
-    return ep->cpc->start_connect(ep->cpc, &ep->cpc_ep);
+    if (ep->is_self) {
+        return self_connect(ep);
+    }
+    return openib_connect_start_connect(ep->cpc, &ep->cpc_ep);
 }
 
 static int lazy_send(void *ctx, opal_list_item_t *item)
@@ -365,6 +419,7 @@ mca_btl_openib_endpoint_t *openib_endpoint_create(mca_btl_openib_module_t *m, op
     ep->module = m;
     ep->proc = proc;
     ep->name = proc->proc_name;
+    ep->is_self = proc == opal_proc_local_get();
     ep->peer_port = *peer;
     ep->cpc = local;
     ep->remote_cpc = *remote;
@@ -375,14 +430,7 @@ mca_btl_openib_endpoint_t *openib_endpoint_create(mca_btl_openib_module_t *m, op
     }
     openib_lazy_init(&ep->conn, &lazy_ops, ep);
 
-    openib_cpc_port_init(&ep->peer_cpc_port);
-    ep->peer_cpc_port.dev_name = ep->peer_port.dev_name;
-    ep->peer_cpc_port.port_num = peer->port_num;
-    ep->peer_cpc_port.link_layer = peer->link_layer;
-    ep->peer_cpc_port.lid = peer->lid;
-    ep->peer_cpc_port.mtu = peer->mtu;
-    memcpy(ep->peer_cpc_port.gid, peer->gid, 16);
-    ep->peer_cpc_port.subnet_prefix = peer->subnet_prefix;
+    openib_connect_modex_peer_port(&ep->peer_port, &ep->peer_cpc_port);
 
     openib_cpc_endpoint_init(&ep->cpc_ep);
     ep->cpc_ep.btl_ep = ep;
@@ -395,7 +443,10 @@ mca_btl_openib_endpoint_t *openib_endpoint_create(mca_btl_openib_module_t *m, op
     ep->cpc_ep.peer_blob_len = ep->remote_cpc.blob_len;
     ep->cpc_ep.peer_port = &ep->peer_cpc_port;
 
-    if (local->endpoint_init && OPAL_SUCCESS != local->endpoint_init(local, &ep->cpc_ep)) {
+    if (OPAL_SUCCESS != openib_connect_endpoint_init(local, &ep->cpc_ep)) {
+        OPENIB_VERBOSE(1, "CPC %s could not set up an endpoint for %s", local->component->name,
+                       ep->desc);
+        openib_lazy_fini(&ep->conn);
         free(ep);
         return NULL;
     }
@@ -412,8 +463,8 @@ void openib_endpoint_destroy(mca_btl_openib_endpoint_t *ep)
         return;
     }
     m = ep->module;
-    if (ep->cpc && ep->cpc->endpoint_finalize) {
-        ep->cpc->endpoint_finalize(ep->cpc, &ep->cpc_ep);
+    if (ep->cpc) {
+        openib_connect_endpoint_finalize(ep->cpc, &ep->cpc_ep);
     }
     openib_lazy_fini(&ep->conn);
     for (q = 0; q < OPENIB_MAX_QUEUES; ++q) {

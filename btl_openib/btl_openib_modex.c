@@ -12,41 +12,29 @@
 #include "btl_openib/btl_openib.h"
 #include "mca/btl_openib_params.h"
 
-#define MODEX_CAP 8192
-
 int openib_modex_send(void)
 {
     struct openib_modex_port *ports;
     uint8_t *buf;
-    size_t len = 0;
-    int i, j, rc, n = mca_btl_openib_component.num_modules;
+    size_t len = 0, cap;
+    int i, rc, n = mca_btl_openib_component.num_modules;
 
+    cap = openib_connect_modex_max_size(n);
     ports = calloc(n, sizeof(*ports));
-    buf = malloc(MODEX_CAP);
+    buf = malloc(cap);
     if (!ports || !buf) {
         rc = OPAL_ERR_OUT_OF_RESOURCE;
         goto out;
     }
     for (i = 0; i < n; ++i) {
         mca_btl_openib_module_t *m = mca_btl_openib_component.modules[i];
-        struct openib_modex_port *p = &ports[i];
 
-        memcpy(p->gid, m->gid.raw, 16);
-        memcpy(&p->subnet_prefix, m->gid.raw, 8);
-        p->lid = m->port_attr.lid;
-        p->mtu = 128u << m->port_attr.active_mtu;
-        p->link_layer = m->port_attr.link_layer;
-        p->port_num = m->port_num;
-        snprintf(p->dev_name, sizeof(p->dev_name), "%.31s", m->dev->name);
-        p->num_cpcs = (uint8_t) m->num_cpcs;
-        for (j = 0; j < m->num_cpcs; ++j) {
-            p->cpcs[j].id = m->cpcs[j]->component->id;
-            p->cpcs[j].priority = m->cpcs[j]->priority;
-            p->cpcs[j].blob_len = m->cpcs[j]->blob_len;
-            memcpy(p->cpcs[j].blob, m->cpcs[j]->blob, m->cpcs[j]->blob_len);
+        rc = openib_connect_modex_fill_port(&ports[i], &m->cpc_port, m->cpcs, m->num_cpcs);
+        if (OPAL_SUCCESS != rc) {
+            goto out;
         }
     }
-    rc = openib_connect_modex_encode(ports, n, buf, MODEX_CAP, &len);
+    rc = openib_connect_modex_encode(ports, n, buf, cap, &len);
     if (OPAL_SUCCESS != rc) {
         goto out;
     }

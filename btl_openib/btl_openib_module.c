@@ -29,7 +29,19 @@ static int openib_add_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc
         struct openib_modex_port ports[8];
         int n = 0, rc, pick;
 
-        if (procs[i] == self || NULL != peers[i]) {
+        if (NULL != peers[i]) {
+            continue;
+        }
+        if (procs[i] == self) {
+            /* A loopback endpoint (one QP connected to itself per queue):
+             * osc/rdma needs one BTL that reaches every rank, self included. */
+            if (OPAL_SUCCESS == openib_connect_modex_fill_port(&ports[0], &m->cpc_port, m->cpcs,
+                                                               m->num_cpcs)) {
+                peers[i] = openib_endpoint_create(m, procs[i], &ports[0]);
+            }
+            if (NULL != peers[i] && reachable) {
+                opal_bitmap_set_bit(reachable, (int) i);
+            }
             continue;
         }
         rc = openib_modex_recv(procs[i], ports, 8, &n);

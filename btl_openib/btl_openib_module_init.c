@@ -5,6 +5,7 @@
 #include "opal_config.h"
 
 #include <errno.h>
+#include <endian.h>
 #include <string.h>
 
 #include "opal/constants.h"
@@ -63,7 +64,9 @@ static int query_cpcs(mca_btl_openib_module_t *m)
     struct openib_cpc_port *p = &m->cpc_port;
 
     openib_cpc_port_init(p);
-    p->caps = (m->dev->xrc ? OPENIB_PORT_CAP_XRC : 0) |
+    /* XRC only counts when the receive queues ask for it (X,...). */
+    p->caps = (m->dev->xrc && mca_btl_openib_component.rq.q[0].type == OPENIB_RQ_XRC
+                   ? OPENIB_PORT_CAP_XRC : 0) |
               (m->dev->attr.max_srq ? OPENIB_PORT_CAP_SRQ : 0);
     p->dev_name = m->dev->name;
     p->port_num = m->port_num;
@@ -71,7 +74,7 @@ static int query_cpcs(mca_btl_openib_module_t *m)
     p->lid = m->port_attr.lid;
     p->mtu = 128u << m->port_attr.active_mtu;
     memcpy(p->gid, m->gid.raw, 16);
-    memcpy(&p->subnet_prefix, m->gid.raw, 8);
+    p->subnet_prefix = be64toh(m->gid.global.subnet_prefix);
     p->gid_index = m->gid_index;
     p->ctx = m->dev->ctx;
     p->pd = m->dev->pd;
@@ -125,6 +128,11 @@ int openib_module_init(mca_btl_openib_module_t *m)
         goto err;
     }
     m->max_inline = probe_max_inline(m);
+    for (rc = 0; rc < mca_btl_openib_component.rq.num; ++rc) {
+        if (mca_btl_openib_component.rq.q[rc].type != OPENIB_RQ_PP) {
+            m->cq_used += mca_btl_openib_component.rq.q[rc].count; /* SRQ buffers */
+        }
+    }
     rc = openib_frag_lists_init(m);
     m->frags_ready = true; /* even partly: fini destructs what was built */
     if (OPAL_SUCCESS != rc) {

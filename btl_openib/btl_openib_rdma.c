@@ -3,6 +3,7 @@
  */
 #include "opal_config.h"
 
+#include <string.h>
 #include <time.h>
 
 #include "opal/constants.h"
@@ -57,6 +58,45 @@ static int submit_rdma(mca_btl_base_endpoint_t *ep, openib_frag_t *f)
     return rc;
 }
 
+/*
+ * osc/rdma may hand the loopback endpoint a NULL remote handle for memory of
+ * its own process: then the "remote" address is ours and the operation is
+ * done here, with the callback run before returning.
+ */
+static int local_op(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local,
+                    uint64_t remote, mca_btl_base_registration_handle_t *lh, size_t size,
+                    enum ibv_wr_opcode op, uint64_t a, uint64_t b,
+                    mca_btl_base_rdma_completion_fn_t cb, void *ctx, void *data)
+{
+    int64_t *target = (int64_t *) (uintptr_t) remote;
+
+    if (!ep->is_self) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    switch (op) {
+    case IBV_WR_RDMA_WRITE:
+        memmove(target, local, size);
+        break;
+    case IBV_WR_RDMA_READ:
+        memmove(local, target, size);
+        break;
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+        *(int64_t *) local = __atomic_fetch_add(target, (int64_t) a, __ATOMIC_SEQ_CST);
+        break;
+    case IBV_WR_ATOMIC_CMP_AND_SWP: {
+        int64_t expected = (int64_t) a;
+        __atomic_compare_exchange_n(target, &expected, (int64_t) b, false, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_SEQ_CST);
+        *(int64_t *) local = expected;
+        break;
+    }
+    default:
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    cb(btl, ep, local, lh, ctx, data, OPAL_SUCCESS);
+    return OPAL_SUCCESS;
+}
+
 static int rdma_common(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local,
                        uint64_t remote, mca_btl_base_registration_handle_t *lh,
                        mca_btl_base_registration_handle_t *rh, size_t size,
@@ -68,6 +108,9 @@ static int rdma_common(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, 
 
     if (OPAL_UNLIKELY(size > btl->btl_get_limit)) {
         return OPAL_ERR_NOT_AVAILABLE;
+    }
+    if (OPAL_UNLIKELY(NULL == rh)) {
+        return local_op(btl, ep, local, remote, lh, size, op, 0, 0, cb, ctx, data);
     }
     f = rdma_frag(m, ep, local, size, lh, cb, ctx, data);
     if (OPAL_UNLIKELY(NULL == f)) {
@@ -115,6 +158,9 @@ static int atomic_common(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep
 
     if (flags & MCA_BTL_ATOMIC_FLAG_32BIT) {
         return OPAL_ERR_NOT_SUPPORTED; /* verbs atomics are 64-bit */
+    }
+    if (OPAL_UNLIKELY(NULL == rh)) {
+        return local_op(btl, ep, local, remote, lh, 8, op, a, b, cb, ctx, data);
     }
     f = rdma_frag(m, ep, local, 8, lh, cb, ctx, data);
     if (OPAL_UNLIKELY(NULL == f)) {

@@ -308,8 +308,6 @@ int openib_connect_finalize(void)
     int ret = OPAL_SUCCESS;
     int i, rc;
 
-    /* Components first (a plug-in's code must still be mapped), then the
-     * libraries, in reverse order of loading. */
     for (i = 0; i < openib_cpc_reg.n; ++i) {
         struct cpc_entry *e = &openib_cpc_reg.e[i];
 
@@ -320,12 +318,11 @@ int openib_connect_finalize(void)
             }
         }
     }
-    for (i = openib_cpc_reg.n - 1; i >= 0; --i) {
-        if (NULL != openib_cpc_reg.e[i].dl_handle) {
-            dlclose(openib_cpc_reg.e[i].dl_handle);
-        }
-    }
 
+    /* Plug-in libraries stay loaded: MCA variables a plug-in registered
+     * keep pointing at its storage until Open MPI deregisters the BTL's
+     * variables, which happens after this (component close). Unloading here
+     * would leave the variable system with dangling pointers. */
     free(openib_cpc_reg.sel_include);
     free(openib_cpc_reg.sel_exclude);
     openib_cpc_reg.sel_include = NULL;

@@ -32,7 +32,8 @@ struct hmem_obj {
     struct hmem_obj *next_sibling;
     struct hmem_obj *all_prev, *all_next;
     char *name;
-    /* Counters: relaxed atomic adds, exact under concurrent copies. */
+    /* Counters: statistics, relaxed atomic load+store (see hmem_copy.c):
+     * exact unless two threads copy through this object at once. */
     uint64_t calls[HMEM_OP_NUM];
     uint64_t bytes[HMEM_OP_NUM];
     uint64_t ovr_calls[HMEM_OP_NUM];

@@ -180,7 +180,9 @@ static inline void openib_hmem_override_ops_destroy(struct openib_hmem_override_
  * fills the fields the caller's `size` covers and zeroes any bytes between
  * the end of what it knows and `size`. Counts are since the object was
  * created; a call is counted under its op whether it went to the default or
- * to an override.
+ * to an override. They are statistics kept cheaply: exact while one thread
+ * at a time copies through the object, possibly short by a few calls when
+ * several do at the same instant (count in an override for exact totals).
  */
 struct openib_hmem_stats {
     uint32_t size;                     /* v1 */
@@ -419,6 +421,8 @@ typedef struct openib_hmem_object *(*openib_hmem_root_fn)(void);
  * *root; -ENOSYS when the component is not loaded; -ENODEV when it is loaded
  * but has no root (not initialized, or disqualified itself); -EPROTO when the
  * root's head is older than v1. Link with -ldl on glibc older than 2.34.
+ * The global scope is searched with RTLD_DEFAULT where the C library has it
+ * (define OPENIB_HMEM_FIND_ROOT_NO_RTLD_DEFAULT to use dlopen(NULL)).
  */
 static inline int openib_hmem_find_root(struct openib_hmem_object **root)
 {
@@ -431,10 +435,11 @@ static inline int openib_hmem_find_root(struct openib_hmem_object **root)
         return -EINVAL;
     }
     *root = NULL;
-#ifdef RTLD_DEFAULT
+#if defined(RTLD_DEFAULT) && !defined(OPENIB_HMEM_FIND_ROOT_NO_RTLD_DEFAULT)
     sym = dlsym(RTLD_DEFAULT, OPENIB_HMEM_ROOT_SYMBOL);
 #else
-    /* The global scope, as POSIX defines dlopen(NULL). */
+    /* No RTLD_DEFAULT (older C libraries): the global scope, as POSIX
+     * defines dlopen(NULL). */
     h = dlopen(NULL, RTLD_LAZY);
     if (NULL != h) {
         sym = dlsym(h, OPENIB_HMEM_ROOT_SYMBOL);

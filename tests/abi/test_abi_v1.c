@@ -214,7 +214,7 @@ static void test_v1_plugin(void)
     if (OPAL_SUCCESS != rc) {
         return;
     }
-    /* Our own reference: the counters outlive the framework's dlclose. */
+    /* The counters, through our own reference to the library. */
     self = dlopen(CPC_PLUGIN_V1_PATH, RTLD_NOW | RTLD_NOLOAD);
     CHECK(NULL != self);
     st = self ? dlsym(self, "v1_plugin_stats") : NULL;

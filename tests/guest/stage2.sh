@@ -86,7 +86,7 @@ for ((k = 0; k < NICS; k++)); do
 done
 
 # --- output ports ------------------------------------------------------------
-out= err=
+out='' err=''
 for ((i = 0; i < 100; i++)); do
 	for d in /sys/class/virtio-ports/*; do
 		[ -e "$d/name" ] || continue

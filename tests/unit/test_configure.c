@@ -16,10 +16,14 @@ int main(void)
     CHECK(310 == BTL_VERSION);
     CHECK(0 == strncmp(OPENIB_OMPI_VERSION_STRING, "4.1.", 4));
     CHECK_STR_CONTAINS(OPENIB_VERSION_STRING, "openib-ng");
-#ifdef IBV_QPT_XRC_SEND
-    CHECK(1 == OPENIB_HAVE_XRC);
-#else
-    CHECK(0 == OPENIB_HAVE_XRC);
+#if OPENIB_HAVE_XRC
+    {
+        /* configure said yes: the XRC verbs must really be there */
+        struct ibv_xrcd *(*open_xrcd)(struct ibv_context *, struct ibv_xrcd_init_attr *) =
+            ibv_open_xrcd;
+        CHECK(NULL != open_xrcd);
+        CHECK(IBV_QPT_XRC_SEND != IBV_QPT_XRC_RECV);
+    }
 #endif
     CHECK(1 == OPENIB_HAVE_RDMACM);
     CHECK(OPENIB_HAVE_HWLOC == 0 || OPENIB_HAVE_HWLOC == 1);

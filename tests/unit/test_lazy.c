@@ -7,12 +7,12 @@
 #include "btl_openib/btl_openib_lazy.h"
 #include "tests/unit/unit.h"
 
-struct item {
+typedef struct item {
     opal_list_item_t super;
     int seq;
     int failed_rc;
-};
-OBJ_CLASS_INSTANCE(struct item, opal_list_item_t, NULL, NULL);
+} item_t;
+OBJ_CLASS_INSTANCE(item_t, opal_list_item_t, NULL, NULL);
 
 static int starts, start_rc, sent[64], nsent, failed;
 
@@ -29,7 +29,7 @@ int main(void)
     int i;
 
     for (i = 0; i < 10; ++i) {
-        OBJ_CONSTRUCT(&items[i], struct item);
+        OBJ_CONSTRUCT(&items[i], item_t);
         items[i].seq = i;
         items[i].failed_rc = 0;
     }

@@ -6,6 +6,10 @@
  * loaded without a root. Then it overrides an operation on the root with
  * OPENIB_HMEM_FLAG_DESCENDANTS and sees the component's existing module use
  * it. Each case runs in a child (loading is per process).
+ * Built twice: plain (the header searches the global scope through
+ * RTLD_DEFAULT where the C library has it) and as test_hmem_app_posix with
+ * OPENIB_HMEM_FIND_ROOT_NO_RTLD_DEFAULT (through dlopen(NULL), as on C
+ * libraries without RTLD_DEFAULT).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -125,10 +129,19 @@ int main(void)
 {
     struct openib_hmem_object *root = (void *) 1;
 
+#ifdef OPENIB_HMEM_FIND_ROOT_NO_RTLD_DEFAULT
+    printf("global-scope lookup through dlopen(NULL)\n");
+#else
+    printf("global-scope lookup through RTLD_DEFAULT\n");
+#endif
     CHECK_EQ(openib_hmem_find_root(&root), -ENOSYS);
     CHECK(NULL == root);
     in_child("component loaded RTLD_LOCAL", local);
     in_child("component loaded RTLD_GLOBAL", global);
     in_child("component without a root", no_root);
+#ifdef OPENIB_HMEM_FIND_ROOT_NO_RTLD_DEFAULT
+    return unit_finish("test_hmem_app_posix");
+#else
     return unit_finish("test_hmem_app");
+#endif
 }
