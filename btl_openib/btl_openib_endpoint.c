@@ -462,6 +462,7 @@ void openib_endpoint_destroy(mca_btl_openib_endpoint_t *ep)
     if (NULL == ep) {
         return;
     }
+    OPENIB_VERBOSE(100, "destroying endpoint %s (%s)", ep->desc, openib_lazy_state_name(ep->conn.state));
     m = ep->module;
     if (ep->cpc) {
         openib_connect_endpoint_finalize(ep->cpc, &ep->cpc_ep);
@@ -481,11 +482,13 @@ void openib_endpoint_destroy(mca_btl_openib_endpoint_t *ep)
     if (ep->stalled) {
         opal_list_remove_item(&m->stalled, &ep->super);
     }
-    if (ep->mailbox_mr) {
-        ibv_dereg_mr(ep->mailbox_mr);
+    if (ep->mailbox_mr && ibv_dereg_mr(ep->mailbox_mr)) {
+        OPENIB_VERBOSE(1, "deregistering the credit mailbox of %s failed: %s", ep->desc,
+                       strerror(errno));
     }
-    if (ep->credit_src_mr) {
-        ibv_dereg_mr(ep->credit_src_mr);
+    if (ep->credit_src_mr && ibv_dereg_mr(ep->credit_src_mr)) {
+        OPENIB_VERBOSE(1, "deregistering the credit source of %s failed: %s", ep->desc,
+                       strerror(errno));
     }
     free((void *) ep->mailbox);
     free(ep->credit_src);

@@ -34,6 +34,7 @@
 
 #include "connect/cpc_oob.h"
 #include "connect/cpc_oob_channel.h"
+#include "connect/cpc_internal.h"
 #include "connect/openib_connect.h"
 
 #define OOB_MAGIC 0x4f49424fu /* "OIBO" */
@@ -228,6 +229,9 @@ static void set_active(struct oob_ep *e, bool on)
     }
 }
 
+#define OOB_LOG(e, fmt, ...) \
+    openib_cpc_log(100, "openib: oob %s: " fmt, (e)->cep->peer_desc, ##__VA_ARGS__)
+
 static void fail(struct oob_ep *e, int rc, const char *why)
 {
     char buf[160];
@@ -283,6 +287,7 @@ static int send_req(struct oob_ep *e)
     }
     e->st = ST_REQ_SENT;
     e->attempts++;
+    OOB_LOG(e, "REQ sent (attempt %d, session %d)", e->attempts, e->sid);
     set_active(e, true);
     return OPAL_SUCCESS;
 }
@@ -328,6 +333,7 @@ static void on_req(struct oob_module *mod, int sid, const struct oob_msg *in)
         return;
     }
     e = cep->cpc_private;
+    OOB_LOG(e, "REQ received on session %d in state %d", sid, e->st);
     if (e->st == ST_REQ_SENT || e->st == ST_RETRY) {
         if (memcmp(cep->local_id, cep->peer_id, OOB_ID_LEN) < 0) {
             reply_reject(sid, in, REJ_CROSS); /* we keep initiating */
@@ -397,6 +403,8 @@ static void on_initiator_msg(struct oob_ep *e, int sid, const struct oob_msg *in
     if (sid != e->sid) {
         return; /* an abandoned session */
     }
+    OOB_LOG(e, "%s received (reason %u) in state %d", in->type == OOB_REJ ? "REJ" : "REP",
+            in->reason, e->st);
     if (in->type == OOB_REJ) {
         oob_chan_close(sid);
         e->sid = -1;
@@ -439,6 +447,7 @@ static void on_error(const struct oob_event *ev)
         return; /* an accepted session or an abandoned one */
     }
     e->sid = -1;
+    OOB_LOG(e, "side channel error in state %d: %s", e->st, ev->why);
     if (e->st == ST_REQ_SENT && e->attempts < oob_retries) {
         e->st = ST_RETRY;
         e->retry_ms = now_ms() + 100L * e->attempts;

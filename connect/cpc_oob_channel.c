@@ -33,8 +33,18 @@
 
 enum sess_state { S_FREE = 0, S_CONNECTING, S_OPEN };
 
+/* A session handle is slot | generation << 12: a slot is reused as soon as
+ * it is freed, so a handle the caller still holds must not reach the
+ * slot's next session (e.g. closing an old session must not close a new
+ * connection that took its slot). */
+#define SLOT_BITS 12
+#define HANDLE(slot, gen) ((int) ((gen) << SLOT_BITS | (slot)))
+#define SLOT_OF(h) ((h) & ((1 << SLOT_BITS) - 1))
+#define GEN_MASK 0x7ffff
+
 struct session {
     enum sess_state state;
+    unsigned gen;
     int fd;
     void *owner;
     void *listen_owner;
@@ -81,6 +91,18 @@ static void wake(void)
     (void) r;
 }
 
+/* with ch.lock held: the slot of a live handle, or NULL */
+static struct session *lookup(int h)
+{
+    struct session *s;
+
+    if (h < 0 || SLOT_OF(h) >= MAX_SESSIONS) {
+        return NULL;
+    }
+    s = &ch.s[SLOT_OF(h)];
+    return s->state != S_FREE && HANDLE(SLOT_OF(h), s->gen) == h ? s : NULL;
+}
+
 /* with ch.lock held */
 static void push_event(enum oob_event_type type, int sid, const uint8_t *msg, const char *why)
 {
@@ -92,7 +114,7 @@ static void push_event(enum oob_event_type type, int sid, const uint8_t *msg, co
     e = &ch.ev[ch.ev_tail];
     ch.ev_tail = (ch.ev_tail + 1) % MAX_EVENTS;
     e->type = type;
-    e->sid = sid;
+    e->sid = HANDLE(sid, ch.s[sid].gen);
     e->owner = ch.s[sid].owner;
     e->listen_owner = ch.s[sid].listen_owner;
     if (msg) {
@@ -106,12 +128,15 @@ static void push_event(enum oob_event_type type, int sid, const uint8_t *msg, co
 static void sess_free(int sid)
 {
     struct session *s = &ch.s[sid];
+    unsigned gen = s->gen;
+
     if (s->fd >= 0) {
         close(s->fd);
     }
     memset(s, 0, sizeof(*s));
     s->fd = -1;
     s->state = S_FREE;
+    s->gen = (gen + 1) & GEN_MASK;
 }
 
 static void sess_fail(int sid, const char *why)
@@ -224,7 +249,8 @@ static void do_accept(struct listener *l)
             continue;
         }
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        ch.s[sid] = (struct session) { .state = S_OPEN, .fd = fd, .listen_owner = l->owner };
+        ch.s[sid] = (struct session) { .state = S_OPEN, .fd = fd, .listen_owner = l->owner,
+                                       .gen = ch.s[sid].gen };
     }
 }
 
@@ -420,7 +446,7 @@ int oob_chan_connect(const uint32_t *addrs, int naddr, uint16_t port, const uint
         rc = OPAL_ERR_OUT_OF_RESOURCE;
         goto out;
     }
-    ch.s[sid] = (struct session) { .fd = -1, .owner = owner, .port = port,
+    ch.s[sid] = (struct session) { .fd = -1, .owner = owner, .port = port, .gen = ch.s[sid].gen,
                                    .naddr = naddr > OOB_MAX_ADDRS ? OOB_MAX_ADDRS : naddr };
     memcpy(ch.s[sid].addrs, addrs, sizeof(uint32_t) * ch.s[sid].naddr);
     memcpy(ch.s[sid].out, msg, OOB_MSG_SIZE);
@@ -430,20 +456,21 @@ int oob_chan_connect(const uint32_t *addrs, int naddr, uint16_t port, const uint
         rc = OPAL_ERR_UNREACH;
         goto out;
     }
-    *sid_out = sid;
+    *sid_out = HANDLE(sid, ch.s[sid].gen);
     wake();
 out:
     pthread_mutex_unlock(&ch.lock);
     return rc;
 }
 
-int oob_chan_send(int sid, const uint8_t *msg)
+int oob_chan_send(int h, const uint8_t *msg)
 {
     int rc = OPAL_SUCCESS;
-    struct session *s = &ch.s[sid];
+    struct session *s;
 
     pthread_mutex_lock(&ch.lock);
-    if (s->state == S_FREE || s->outlen + OOB_MSG_SIZE > sizeof(s->out)) {
+    s = lookup(h);
+    if (NULL == s || s->outlen + OOB_MSG_SIZE > sizeof(s->out)) {
         rc = OPAL_ERR_UNREACH;
     } else {
         memcpy(s->out + s->outlen, msg, OOB_MSG_SIZE);
@@ -454,17 +481,20 @@ int oob_chan_send(int sid, const uint8_t *msg)
     return rc;
 }
 
-void oob_chan_close(int sid)
+void oob_chan_close(int h)
 {
+    struct session *s;
+
     pthread_mutex_lock(&ch.lock);
-    if (sid >= 0 && sid < MAX_SESSIONS && ch.s[sid].state != S_FREE) {
+    s = lookup(h);
+    if (s) {
         /* Let what was queued (e.g. a final message) go out first. */
-        if (ch.s[sid].outlen) {
-            ch.s[sid].close_after_flush = true;
-            ch.s[sid].owner = NULL;
+        if (s->outlen) {
+            s->close_after_flush = true;
+            s->owner = NULL;
             wake();
         } else {
-            sess_free(sid);
+            sess_free(SLOT_OF(h));
         }
     }
     pthread_mutex_unlock(&ch.lock);

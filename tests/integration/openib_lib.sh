@@ -7,16 +7,18 @@ openib_stats_sum() {
 		sed -E "s/.* $2 ([0-9]+).*/\\1/" | awk '{ s += $1 } END { print s + 0 }'
 }
 
-# assert_openib_carried LOG NRANKS CPC: every rank connected with CPC and
-# sent bytes over openib (not tcp or vader: the job ran with openib,self).
+# assert_openib_carried LOG NCONN NRANKS CPC: NCONN connections completed,
+# all with CPC, and NRANKS ranks sent bytes over openib (not tcp or vader:
+# the job ran with openib,self).
 assert_openib_carried() {
-	local n
-	n=$(grep -Ec "openib: connected to rank [0-9]+ .* with CPC $3 " "$1")
-	[ "$n" -ge "$2" ] || fail "only $n connections made with CPC $3 (want >= $2)"
+	local n others
+	n=$(grep -Ec "openib: connected to rank [0-9]+ .* with CPC $4 " "$1")
+	[ "$n" -ge "$2" ] || fail "only $n connections made with CPC $4 (want >= $2)"
 	n=$(grep -Ec 'openib: [^ ]+ statistics: sends [1-9]' "$1")
-	[ "$n" -ge "$2" ] || fail "only $n ranks report sends over openib (want $2)"
-	if grep -Eq "with CPC ($(echo oob rdma_cm xoob | tr ' ' '\n' | grep -vx "$3" | paste -sd'|'))" "$1"; then
-		fail "a connection used another CPC than $3"
+	[ "$n" -ge "$3" ] || fail "only $n ranks report sends over openib (want $3)"
+	others=$(echo oob rdma_cm xoob | tr ' ' '\n' | grep -vx "$4" | paste -sd'|')
+	if grep -Eq "connected to rank .* with CPC ($others) " "$1"; then
+		fail "a connection used another CPC than $4"
 	fi
-	ok "openib carried the traffic of $2 ranks, every connection by CPC $3"
+	ok "openib carried the traffic of $3 ranks; $n connections, every one by CPC $4"
 }

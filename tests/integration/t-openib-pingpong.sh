@@ -10,15 +10,20 @@ need_cmd mpirun
 use_our_component
 pp=$(pingpong_bin) || exit 1
 out=$OPENIB_TEST_TMP/pp.out
+pkts0=$(dev_counter "$OPENIB_TEST_DEVICE" sent_pkts)
 "${MPIRUN[@]}" "${MPI_OPENIB_ARGS[@]}" --mca btl_openib_verbose 10 "$pp" -n 2 -m 16777216 >"$out" 2>&1
 rc=$?
+pkts=$(( $(dev_counter "$OPENIB_TEST_DEVICE" sent_pkts) - pkts0 ))
 show "$out"
 [ "$rc" = 0 ] || fail "mpirun exited with status $rc"
 assert_grep '^pingpong: verification PASSED: [0-9]+ sizes \(0\.\.16777216 B\), 2 iterations, [1-9][0-9]* messages, [1-9][0-9]* bytes verified, 0 errors$' "$out" "verification up to 16 MiB"
-assert_openib_carried "$out" 2 oob
+assert_openib_carried "$out" 2 2 oob
 gets=$(openib_stats_sum "$out" gets)
 [ "$gets" -gt 0 ] || fail "no RDMA get: the rendezvous path did not run"
 ok "RDMA rendezvous ran ($gets gets)"
 sent=$(openib_stats_sum "$out" sends)
 [ "$sent" -gt 100 ] || fail "only $sent sends over openib"
 ok "$sent sends over openib"
+# 2 x 2 x 16 MiB alone is 65536 packets at rxe's 1 KiB MTU
+[ "$pkts" -ge 65536 ] || fail "only $pkts packets left $OPENIB_TEST_DEVICE"
+ok "$pkts packets went through $OPENIB_TEST_DEVICE"
