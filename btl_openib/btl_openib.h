@@ -110,6 +110,11 @@ struct openib_ep_qp {
     struct ibv_qp *qp;
     uint32_t psn;
     int32_t sd_wqe;          /* send WQEs we may still post */
+    /* Selective signaling: a signaled WQE's completion also frees the
+     * unsignaled ones posted before it (RC completes in order). */
+    uint32_t unsignaled;     /* posted unsignaled since the last signaled WQE */
+    uint32_t *reclaim;       /* ring: WQEs each pending signaled WQE frees */
+    uint32_t reclaim_head, reclaim_tail, reclaim_size;
     /* Per-peer (P) queues: the peer posted `count` buffers for us. */
     uint32_t sent;           /* sends posted to the peer's buffers, ever */
     uint32_t peer_returned;  /* buffers the peer reposted, ever (learned) */

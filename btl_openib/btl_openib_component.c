@@ -22,7 +22,8 @@ static int openib_close(void);
 static mca_btl_base_module_t **openib_init(int *num_btls, bool enable_progress_threads,
                                             bool enable_mpi_threads);
 
-mca_btl_openib_component_t mca_btl_openib_component = {
+/* The one symbol Open MPI looks up in mca_btl_openib.so. */
+__attribute__((visibility("default"))) mca_btl_openib_component_t mca_btl_openib_component = {
     .super = {
         .btl_version = {
             MCA_BTL_BASE_VERSION_3_1_0,

@@ -10,6 +10,7 @@
 
 #include "btl_openib/btl_openib_credits.h"
 #include "btl_openib/btl_openib_frag.h"
+#include "btl_openib/btl_openib_send.h"
 #include "mca/btl_openib_params.h"
 
 void openib_credits_stamp(mca_btl_openib_endpoint_t *ep, struct openib_hdr *hdr)
@@ -74,9 +75,9 @@ bool openib_credits_from_mailbox(mca_btl_openib_endpoint_t *ep)
 
 void openib_credits_maybe_return(mca_btl_openib_endpoint_t *ep)
 {
-    struct ibv_send_wr wr, *bad;
+    struct ibv_send_wr wr;
     struct ibv_sge sge;
-    int q;
+    int q, rc;
 
     if (ep->conn.state != OPENIB_CONN_CONNECTED || 0 == ep->peer_mailbox_rkey) {
         return;
@@ -103,7 +104,7 @@ void openib_credits_maybe_return(mca_btl_openib_endpoint_t *ep)
             .sg_list = &sge,
             .num_sge = 1,
             .opcode = IBV_WR_RDMA_WRITE,
-            .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+            .send_flags = IBV_SEND_INLINE,
             .wr.rdma = {
                 .remote_addr = ep->peer_mailbox_addr + q * sizeof(uint32_t),
                 .rkey = ep->peer_mailbox_rkey,
@@ -112,11 +113,13 @@ void openib_credits_maybe_return(mca_btl_openib_endpoint_t *ep)
         if (ep->module->max_inline < sizeof(uint32_t)) {
             wr.send_flags &= ~IBV_SEND_INLINE;
         }
-        if (ibv_post_send(ep->qps[0].qp, &wr, &bad)) {
-            OPENIB_VERBOSE(1, "returning credits to %s failed: %s", ep->desc, strerror(errno));
+        /* An inline write needs no completion; otherwise credit_src must stay
+         * untouched until it completes, which signaling guarantees. */
+        rc = openib_qp_post(ep, 0, &wr, !(wr.send_flags & IBV_SEND_INLINE));
+        if (rc) {
+            OPENIB_VERBOSE(1, "returning credits to %s failed: %s", ep->desc, strerror(rc));
             return;
         }
-        ep->qps[0].sd_wqe--;
         qp->advertised = qp->reposted;
         ep->module->stats.credit_writes++;
     }

@@ -133,6 +133,11 @@ static int create_qps(mca_btl_openib_endpoint_t *ep)
             return OPAL_ERROR;
         }
         qp->psn = (uint32_t) (random() & 0xffffff);
+        qp->reclaim_size = ia.cap.max_send_wr + 1;
+        qp->reclaim = calloc(qp->reclaim_size, sizeof(*qp->reclaim));
+        if (NULL == qp->reclaim) {
+            return OPAL_ERR_OUT_OF_RESOURCE;
+        }
         /* One WQE held back so credit writes can always be posted. */
         qp->sd_wqe = (int32_t) ia.cap.max_send_wr - (q == 0 ? 1 : 0);
         opal_hash_table_set_value_uint32(&m->qp_map, qp->qp->qp_num, ep);
@@ -478,6 +483,7 @@ void openib_endpoint_destroy(mca_btl_openib_endpoint_t *ep)
             opal_hash_table_remove_value_uint32(&m->qp_map, ep->qps[q].qp->qp_num);
             ibv_destroy_qp(ep->qps[q].qp);
         }
+        free(ep->qps[q].reclaim);
     }
     if (ep->stalled) {
         opal_list_remove_item(&m->stalled, &ep->super);

@@ -66,11 +66,11 @@ static void handle_send_done(mca_btl_openib_module_t *m, const struct openib_com
 
     if (c->id & OPENIB_WRID_CREDIT) {
         ep = (mca_btl_openib_endpoint_t *) (uintptr_t) (c->id & ~(uint64_t) OPENIB_WRID_CREDIT);
-        ep->qps[0].sd_wqe++;
+        openib_qp_reclaim(ep, 0);
     } else {
         openib_frag_t *f = (openib_frag_t *) (uintptr_t) c->id;
         ep = f->ep;
-        ep->qps[f->qp].sd_wqe++;
+        openib_qp_reclaim(ep, f->qp);
         openib_send_complete(f, c->status == IBV_WC_SUCCESS ? OPAL_SUCCESS : OPAL_ERROR);
     }
     if (ep->stalled) {
@@ -99,7 +99,7 @@ static void handle_error(mca_btl_openib_module_t *m, const struct openib_complet
     } else {
         openib_frag_t *f = (openib_frag_t *) (uintptr_t) c->id;
         if (f->ep) {
-            f->ep->qps[f->qp].sd_wqe++;
+            openib_qp_reclaim(f->ep, f->qp);
         }
         openib_send_complete(f, OPAL_ERROR);
     }

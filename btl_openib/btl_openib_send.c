@@ -54,10 +54,41 @@ static void mark_stalled(mca_btl_openib_endpoint_t *ep)
     }
 }
 
+/* Signal at least every this many WQEs so unsignaled ones get reclaimed. */
+#define SIGNAL_EVERY 16
+
+int openib_qp_post(mca_btl_openib_endpoint_t *ep, int q, struct ibv_send_wr *wr, bool need_signal)
+{
+    struct openib_ep_qp *qp = &ep->qps[q];
+    struct ibv_send_wr *bad;
+    bool sig = need_signal || qp->unsignaled + 1 >= SIGNAL_EVERY;
+    int rc;
+
+    if (sig) {
+        wr->send_flags |= IBV_SEND_SIGNALED;
+    } else {
+        wr->send_flags &= ~IBV_SEND_SIGNALED;
+    }
+    rc = ibv_post_send(qp->qp, wr, &bad);
+    if (OPAL_UNLIKELY(rc)) {
+        return rc;
+    }
+    qp->sd_wqe--;
+    if (sig) {
+        qp->reclaim[qp->reclaim_tail] = qp->unsignaled;
+        qp->reclaim_tail = (qp->reclaim_tail + 1) % qp->reclaim_size;
+        qp->unsignaled = 0;
+    } else {
+        qp->unsignaled++;
+    }
+    return 0;
+}
+
 static int post_now(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
 {
     struct openib_ep_qp *qp = &ep->qps[f->qp];
-    struct ibv_send_wr *bad;
+    bool need_signal = true;
+    int rc;
 
     if (f->kind == OPENIB_FRAG_SEND) {
         openib_credits_stamp(ep, f->hdr);
@@ -72,24 +103,30 @@ static int post_now(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
             .sg_list = &f->sge,
             .num_sge = 1,
             .opcode = IBV_WR_SEND,
-            .send_flags = IBV_SEND_SIGNALED,
         };
         if (f->len <= ep->module->max_inline) {
-            f->swr.send_flags |= IBV_SEND_INLINE;
+            f->swr.send_flags = IBV_SEND_INLINE;
             ep->module->stats.inline_sends++;
+            /* The data is in the WQE already: a fragment nobody waits for
+             * can go back now, and needs no completion. */
+            need_signal = !(f->des.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) ||
+                          NULL != f->des.des_cbfunc;
         }
     }
-    if (OPAL_UNLIKELY(ibv_post_send(qp->qp, &f->swr, &bad))) {
-        OPENIB_VERBOSE(1, "ibv_post_send to %s failed: %s", ep->desc, strerror(errno));
+    rc = openib_qp_post(ep, f->qp, &f->swr, need_signal);
+    if (OPAL_UNLIKELY(rc)) {
+        OPENIB_VERBOSE(1, "ibv_post_send to %s failed: %s", ep->desc, strerror(rc));
         return OPAL_ERROR;
     }
-    qp->sd_wqe--;
     if (f->kind == OPENIB_FRAG_SEND) {
         if (openib_queue_is_pp(f->qp)) {
             qp->sent++;
         }
         ep->module->stats.sends++;
         ep->module->stats.send_bytes += f->seg.seg_len;
+        if (!(f->swr.send_flags & IBV_SEND_SIGNALED)) {
+            openib_frag_return(f);
+        }
     }
     return OPAL_SUCCESS;
 }

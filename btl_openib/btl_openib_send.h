@@ -24,6 +24,21 @@ void openib_frag_fail(mca_btl_openib_endpoint_t *ep, openib_frag_t *f, int rc);
 /* Give a receive buffer to the hardware (per-peer QP or SRQ). */
 int openib_post_recv(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep, openib_frag_t *f);
 
+/* Post one send WR on queue q of a connected endpoint, signaled when the
+ * caller needs the completion or when the unsignaled run is long enough.
+ * Returns 0 or an errno-style value from ibv_post_send. */
+int openib_qp_post(mca_btl_openib_endpoint_t *ep, int q, struct ibv_send_wr *wr, bool need_signal);
+
+/* A signaled WQE on queue q completed: give back its WQE and the unsignaled
+ * ones before it. */
+static inline void openib_qp_reclaim(mca_btl_openib_endpoint_t *ep, int q)
+{
+    struct openib_ep_qp *qp = &ep->qps[q];
+
+    qp->sd_wqe += 1 + (int32_t) qp->reclaim[qp->reclaim_head];
+    qp->reclaim_head = (qp->reclaim_head + 1) % qp->reclaim_size;
+}
+
 /* Send-side completion of a fragment. */
 void openib_send_complete(openib_frag_t *f, int status);
 
