@@ -182,7 +182,7 @@ static int qp_to_rtr(mca_btl_openib_endpoint_t *ep, int q, const struct openib_c
         .path_mtu = mtu_to_enum(mtu),
         .dest_qp_num = peer->qpn[q],
         .rq_psn = peer->psn[q],
-        .max_dest_rd_atomic = m->dev->attr.max_qp_rd_atom > 4 ? 4 : m->dev->attr.max_qp_rd_atom,
+        .max_dest_rd_atomic = m->dev->attr.max_qp_rd_atom > 16 ? 16 : m->dev->attr.max_qp_rd_atom,
         .min_rnr_timer = 12, /* 0.64 ms */
         .ah_attr = {
             .dlid = peer->lid,
@@ -214,7 +214,7 @@ static int qp_to_rts(mca_btl_openib_endpoint_t *ep, int q)
         .retry_cnt = (uint8_t) openib_params.ib_retry_count,
         .rnr_retry = (uint8_t) openib_params.ib_rnr_retry,
         .sq_psn = ep->qps[q].psn,
-        .max_rd_atomic = m->dev->attr.max_qp_init_rd_atom > 4 ? 4 : m->dev->attr.max_qp_init_rd_atom,
+        .max_rd_atomic = m->dev->attr.max_qp_init_rd_atom > 16 ? 16 : m->dev->attr.max_qp_init_rd_atom,
     };
 
     return ibv_modify_qp(ep->qps[q].qp, &a,
