@@ -52,6 +52,18 @@ struct openib_reg {
 struct mca_btl_base_registration_handle_t {
     uint32_t rkey;
     uint32_t lkey;
+    uint32_t flags;        /* OPENIB_HANDLE_*; 0 for verbs-registered memory */
+};
+
+/* Memory the NIC cannot register (HMEM without peer-direct): RDMA on it is
+ * staged through a registered host bounce buffer. Local use only. */
+#define OPENIB_HANDLE_BOUNCE 1u
+
+/* A bounce handle: the handle ob1 sees, plus where the memory lives. */
+struct openib_bounce_handle {
+    mca_btl_base_registration_handle_t h;   /* first: ob1 holds &h */
+    int iface;                              /* enum openib_hmem_iface */
+    uint64_t device;
 };
 
 /* Statistics shown at verbose >= 10 on finalize and used by tests. */

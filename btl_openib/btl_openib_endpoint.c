@@ -308,7 +308,11 @@ static void cb_connect_failed(void *btl_ep, int rc, const char *why)
     if (ep->conn.state == OPENIB_CONN_FAILED) {
         return;
     }
-    openib_show_help("connect-failed", true, opal_process_info.nodename, ep->desc,
+    /* Losing an established connection is a different story for the user
+     * than never getting one. */
+    openib_show_help(ep->conn.state == OPENIB_CONN_CONNECTED ? "connection-lost"
+                                                              : "connect-failed",
+                     true, opal_process_info.nodename, ep->desc,
                      ep->cpc ? ep->cpc->component->name : "none", why ? why : ep->conn.why);
     openib_lazy_failed(&ep->conn, rc, why);
     if (ep->module->error_cb) {

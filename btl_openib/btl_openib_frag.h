@@ -28,6 +28,10 @@ struct openib_frag {
     mca_btl_base_rdma_completion_fn_t rdma_cb;
     void *cbctx, *cbdata, *local_address;
     mca_btl_base_registration_handle_t *local_handle;
+    /* RDMA staged through a host bounce buffer (local HMEM memory) */
+    void *bounce;
+    mca_btl_base_registration_handle_t *bounce_handle;
+    size_t bounce_len;
 };
 typedef struct openib_frag openib_frag_t;
 OBJ_CLASS_DECLARATION(openib_frag_t);

@@ -10,6 +10,8 @@
 #include "opal/runtime/opal_progress.h"
 
 #include "btl_openib/btl_openib_rdma.h"
+#include "btl_openib/btl_openib_reg.h"
+#include "hmem/openib_hmem_btl.h"
 #include "btl_openib/btl_openib_send.h"
 #include "mca/btl_openib_params.h"
 
@@ -31,6 +33,7 @@ static openib_frag_t *rdma_frag(mca_btl_openib_module_t *m, mca_btl_base_endpoin
     f->rdma_cb = cb;
     f->cbctx = ctx;
     f->cbdata = data;
+    f->bounce = NULL;
     f->sge = (struct ibv_sge) {
         .addr = (uintptr_t) local,
         .length = (uint32_t) size,
@@ -45,6 +48,56 @@ static openib_frag_t *rdma_frag(mca_btl_openib_module_t *m, mca_btl_base_endpoin
     return f;
 }
 
+/*
+ * Local memory the NIC cannot register (a bounce handle): the operation runs
+ * on a registered host buffer; a put fills it first through the HMEM copy
+ * hook, a get empties it at completion (openib_rdma_bounce_done).
+ */
+static int stage_bounce(mca_btl_openib_module_t *m, openib_frag_t *f, size_t size,
+                        enum ibv_wr_opcode op)
+{
+    const struct openib_bounce_handle *b = (const struct openib_bounce_handle *) f->local_handle;
+
+    f->bounce = malloc(size ? size : 1);
+    if (NULL == f->bounce) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    f->bounce_len = size;
+    f->bounce_handle = openib_register_mem(&m->super, f->ep, f->bounce, size ? size : 1, 0);
+    if (NULL == f->bounce_handle) {
+        free(f->bounce);
+        f->bounce = NULL;
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    if (op == IBV_WR_RDMA_WRITE &&
+        openib_hmem_copy_from_buf(m->dev->hmem, b->iface, b->device, f->bounce, f->local_address,
+                                  size) != (ssize_t) size) {
+        openib_deregister_mem(&m->super, f->bounce_handle);
+        free(f->bounce);
+        f->bounce = NULL;
+        return OPAL_ERROR;
+    }
+    f->sge.addr = (uintptr_t) f->bounce;
+    f->sge.lkey = f->bounce_handle->lkey;
+    return OPAL_SUCCESS;
+}
+
+int openib_rdma_bounce_done(openib_frag_t *f, int status)
+{
+    const struct openib_bounce_handle *b = (const struct openib_bounce_handle *) f->local_handle;
+    mca_btl_openib_module_t *m = f->m;
+
+    if (OPAL_SUCCESS == status && f->swr.opcode == IBV_WR_RDMA_READ &&
+        openib_hmem_copy_to_buf(m->dev->hmem, b->iface, b->device, f->local_address, f->bounce,
+                                f->bounce_len) != (ssize_t) f->bounce_len) {
+        status = OPAL_ERROR;
+    }
+    openib_deregister_mem(&m->super, f->bounce_handle);
+    free(f->bounce);
+    f->bounce = NULL;
+    return status;
+}
+
 static int submit_rdma(mca_btl_base_endpoint_t *ep, openib_frag_t *f)
 {
     int rc;
@@ -53,6 +106,9 @@ static int submit_rdma(mca_btl_base_endpoint_t *ep, openib_frag_t *f)
     rc = openib_ep_submit(ep, f);
     if (OPAL_SUCCESS != rc) {
         ep->rdma_outstanding--;
+        if (f->bounce) {
+            (void) openib_rdma_bounce_done(f, rc);
+        }
         openib_frag_return(f);
     }
     return rc;
@@ -119,6 +175,13 @@ static int rdma_common(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, 
     f->swr.opcode = op;
     f->swr.wr.rdma.remote_addr = remote;
     f->swr.wr.rdma.rkey = rh->rkey;
+    if (OPAL_UNLIKELY(lh && (lh->flags & OPENIB_HANDLE_BOUNCE))) {
+        int rc = stage_bounce(m, f, size, op);
+        if (OPAL_SUCCESS != rc) {
+            openib_frag_return(f);
+            return rc;
+        }
+    }
     if (op == IBV_WR_RDMA_WRITE) {
         m->stats.puts++;
     } else {
@@ -156,8 +219,8 @@ static int atomic_common(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep
     mca_btl_openib_module_t *m = (mca_btl_openib_module_t *) btl;
     openib_frag_t *f;
 
-    if (flags & MCA_BTL_ATOMIC_FLAG_32BIT) {
-        return OPAL_ERR_NOT_SUPPORTED; /* verbs atomics are 64-bit */
+    if ((flags & MCA_BTL_ATOMIC_FLAG_32BIT) || (lh && (lh->flags & OPENIB_HANDLE_BOUNCE))) {
+        return OPAL_ERR_NOT_SUPPORTED; /* verbs atomics: 64-bit, on host memory */
     }
     if (OPAL_UNLIKELY(NULL == rh)) {
         return local_op(btl, ep, local, remote, lh, 8, op, a, b, cb, ctx, data);

@@ -28,6 +28,10 @@ int openib_atomic_cswap(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
                         mca_btl_base_registration_handle_t *remote_handle, uint64_t compare,
                         uint64_t value, int flags, int order,
                         mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
+struct openib_frag;
+/* Finish an RDMA staged through a bounce buffer; returns the final status. */
+int openib_rdma_bounce_done(struct openib_frag *f, int status);
+
 int openib_flush(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep);
 
 #endif

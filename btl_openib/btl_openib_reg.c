@@ -12,6 +12,7 @@
 #include "btl_openib/btl_openib.h"
 #include "btl_openib/btl_openib_reg.h"
 #include "mca/btl_openib_params.h"
+#include "hmem/openib_hmem_btl.h"
 
 /* The registration handle lives inside our registration record so ob1 can
  * copy it to the peer and hand it back to deregister. */
@@ -49,6 +50,7 @@ static int reg_mem(void *reg_data, void *base, size_t size, mca_rcache_base_regi
     }
     reg->handle.rkey = reg->reg.mr->rkey;
     reg->handle.lkey = reg->reg.mr->lkey;
+    reg->handle.flags = 0;
     reg->reg.handle_view = &reg->handle;
     return OPAL_SUCCESS;
 }
@@ -99,7 +101,32 @@ mca_btl_base_registration_handle_t *openib_register_mem(mca_btl_base_module_t *b
     mca_btl_openib_module_t *m = (mca_btl_openib_module_t *) btl;
     mca_rcache_base_registration_t *r = NULL;
     int access = MCA_RCACHE_ACCESS_LOCAL_WRITE;
+    enum openib_hmem_iface iface = OPENIB_HMEM_SYSTEM;
+    uint64_t device = 0;
     int rc;
+
+    openib_hmem_detect(base, &iface, &device);
+    if (OPAL_UNLIKELY(iface != OPENIB_HMEM_SYSTEM)) {
+        struct openib_bounce_handle *b;
+
+        /* No peer-direct: the NIC cannot reach this memory. A peer cannot
+         * either, so refuse remote access (the PML then copies through send
+         * fragments); local RDMA gets a bounce handle. */
+        if (flags & (MCA_BTL_REG_FLAG_REMOTE_READ | MCA_BTL_REG_FLAG_REMOTE_WRITE |
+                     MCA_BTL_REG_FLAG_REMOTE_ATOMIC)) {
+            OPENIB_VERBOSE(100, "%p (%s memory) cannot be registered for remote access", base,
+                           openib_hmem_iface_name(iface));
+            return NULL;
+        }
+        b = calloc(1, sizeof(*b));
+        if (NULL == b) {
+            return NULL;
+        }
+        b->h.flags = OPENIB_HANDLE_BOUNCE;
+        b->iface = iface;
+        b->device = device;
+        return &b->h;
+    }
 
     if (flags & MCA_BTL_REG_FLAG_REMOTE_READ) {
         access |= MCA_RCACHE_ACCESS_REMOTE_READ;
@@ -123,5 +150,9 @@ int openib_deregister_mem(mca_btl_base_module_t *btl, mca_btl_base_registration_
     struct openib_reg_full *reg =
         (struct openib_reg_full *) ((char *) h - offsetof(struct openib_reg_full, handle));
 
+    if (h->flags & OPENIB_HANDLE_BOUNCE) {
+        free((struct openib_bounce_handle *) h);
+        return OPAL_SUCCESS;
+    }
     return m->dev->rcache->rcache_deregister(m->dev->rcache, &reg->reg.base);
 }

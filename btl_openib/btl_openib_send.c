@@ -9,6 +9,7 @@
 #include "opal/constants.h"
 
 #include "btl_openib/btl_openib_credits.h"
+#include "btl_openib/btl_openib_rdma.h"
 #include "btl_openib/btl_openib_send.h"
 #include "mca/btl_openib_params.h"
 
@@ -183,6 +184,9 @@ void openib_send_complete(openib_frag_t *f, int status)
 
     if (f->kind == OPENIB_FRAG_RDMA) {
         f->ep->rdma_outstanding--;
+        if (OPAL_UNLIKELY(NULL != f->bounce)) {
+            status = openib_rdma_bounce_done(f, status);
+        }
         f->rdma_cb(&m->super, f->ep, f->local_address, f->local_handle, f->cbctx, f->cbdata,
                    status);
         openib_frag_return(f);
