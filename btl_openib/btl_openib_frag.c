@@ -23,7 +23,7 @@ static int frag_item_init(opal_free_list_item_t *item, void *ctx)
     f->kind = c->kind;
     f->qp = c->qp;
     f->ep = NULL;
-    f->des.des_segments = &f->seg;
+    f->des.des_segments = f->seg;
     f->des.des_segment_count = 1;
     if (item->ptr) {
         f->hdr = item->ptr;
@@ -97,11 +97,12 @@ openib_frag_t *openib_frag_alloc_send(mca_btl_openib_module_t *m, size_t bytes)
     if (f) {
         f->des.des_flags = 0;
         f->des.des_cbfunc = NULL;
-        f->seg.seg_addr.pval = openib_frag_payload(f);
-        f->seg.seg_len = bytes;
-        f->des.des_segments = &f->seg;
+        f->seg[0].seg_addr.pval = openib_frag_payload(f);
+        f->seg[0].seg_len = bytes;
+        f->des.des_segments = f->seg;
         f->des.des_segment_count = 1;
         f->des.order = MCA_BTL_NO_ORDER;
+        f->user_reg = NULL;
     }
     return f;
 }

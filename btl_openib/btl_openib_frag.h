@@ -10,7 +10,9 @@
 
 struct openib_frag {
     mca_btl_base_descriptor_t des;   /* first: starts with the free-list item */
-    mca_btl_base_segment_t seg;
+    /* seg[0]: the PML's header (+ copied payload) after our wire header;
+     * seg[1]: user data sent in place (zero-copy), when des_segment_count 2 */
+    mca_btl_base_segment_t seg[2];
     enum openib_frag_kind kind;
     uint8_t qp;                      /* queue index */
     mca_btl_openib_endpoint_t *ep;
@@ -19,7 +21,8 @@ struct openib_frag {
     struct openib_hdr *hdr;          /* registered buffer (send/recv) */
     uint32_t lkey;
     uint32_t len;                    /* bytes on the wire, header included */
-    struct ibv_sge sge;
+    struct ibv_sge sge[2];
+    mca_btl_base_registration_handle_t *user_reg; /* zero-copy: user data's registration */
     union {
         struct ibv_send_wr swr;
         struct ibv_recv_wr rwr;

@@ -17,6 +17,7 @@
 #include "btl_openib/btl_openib_reg.h"
 #include "btl_openib/btl_openib_send.h"
 #include "mca/btl_openib_params.h"
+#include "hmem/openib_hmem_btl.h"
 
 static int openib_add_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc_t **procs,
                             mca_btl_base_endpoint_t **peers, opal_bitmap_t *reachable)
@@ -99,6 +100,46 @@ static int openib_free(mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *de
     return OPAL_SUCCESS;
 }
 
+/* Below this, copying into the fragment beats registering the user buffer. */
+#define OPENIB_INPLACE_MIN 16384
+
+/*
+ * Contiguous host data is sent where it lies: the fragment carries our
+ * header and the PML's (seg[0]), the user buffer goes as a second SGE
+ * (seg[1]), registered through the cache. Not for HMEM memory (the NIC
+ * cannot reach it: it is copied through the hooks instead).
+ */
+static int openib_send_inplace(mca_btl_openib_module_t *m, mca_btl_base_endpoint_t *ep,
+                               opal_convertor_t *conv, openib_frag_t *f, size_t reserve,
+                               size_t max)
+{
+    enum openib_hmem_iface iface;
+    uint64_t dev;
+    size_t pos;
+    void *src;
+
+    if (opal_convertor_need_buffers(conv) || max > conv->local_size - conv->bConverted) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    opal_convertor_get_current_pointer(conv, &src);
+    openib_hmem_detect(src, &iface, &dev);
+    if (iface != OPENIB_HMEM_SYSTEM) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    f->user_reg = openib_register_mem(&m->super, ep, src, max, 0);
+    if (NULL == f->user_reg) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    f->seg[0].seg_len = reserve;
+    f->seg[1].seg_addr.pval = src;
+    f->seg[1].seg_len = max;
+    f->des.des_segment_count = 2;
+    pos = conv->bConverted + max;
+    opal_convertor_set_position(conv, &pos);
+    m->stats.inplace_sends++;
+    return OPAL_SUCCESS;
+}
+
 static mca_btl_base_descriptor_t *openib_prepare_src(mca_btl_base_module_t *btl,
                                                      mca_btl_base_endpoint_t *ep,
                                                      opal_convertor_t *conv, uint8_t order,
@@ -116,13 +157,19 @@ static mca_btl_base_descriptor_t *openib_prepare_src(mca_btl_base_module_t *btl,
     if (OPAL_UNLIKELY(NULL == f)) {
         return NULL;
     }
+    if (max >= OPENIB_INPLACE_MIN && OPAL_SUCCESS == openib_send_inplace(m, ep, conv, f, reserve, max)) {
+        *size = max;
+        f->ep = ep;
+        f->des.des_flags = flags;
+        return &f->des;
+    }
     rc = openib_hmem_pack(m, conv, (char *) openib_frag_payload(f) + reserve, &max);
     if (OPAL_UNLIKELY(rc < 0)) {
         openib_frag_return(f);
         return NULL;
     }
     *size = max;
-    f->seg.seg_len = reserve + max;
+    f->seg[0].seg_len = reserve + max;
     f->ep = ep;
     f->des.des_flags = flags;
     return &f->des;
@@ -171,7 +218,7 @@ static int openib_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
         }
         return OPAL_ERROR;
     }
-    f->seg.seg_len = total;
+    f->seg[0].seg_len = total;
     f->des.des_flags = flags | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
     f->des.des_cbfunc = NULL;
     f->hdr->tag = tag;

@@ -199,12 +199,13 @@ int openib_module_fini(mca_btl_openib_module_t *m)
     OBJ_DESTRUCT(&m->stalled);
     OBJ_DESTRUCT(&m->lock);
     if (m->stats.sends + m->stats.recvs) {
-        OPENIB_VERBOSE(10, "%s:%d statistics: sends %llu (%llu bytes, %llu inline), receives %llu "
+        OPENIB_VERBOSE(10, "%s:%d statistics: sends %llu (%llu bytes, %llu inline, %llu in place), receives %llu "
                        "(%llu bytes), puts %llu, gets %llu, atomics %llu, credit writes %llu, "
                        "waits for credits %llu",
                        m->dev->name, m->port_num, (unsigned long long) m->stats.sends,
                        (unsigned long long) m->stats.send_bytes,
                        (unsigned long long) m->stats.inline_sends,
+                       (unsigned long long) m->stats.inplace_sends,
                        (unsigned long long) m->stats.recvs,
                        (unsigned long long) m->stats.recv_bytes,
                        (unsigned long long) m->stats.puts, (unsigned long long) m->stats.gets,

@@ -34,14 +34,14 @@ static openib_frag_t *rdma_frag(mca_btl_openib_module_t *m, mca_btl_base_endpoin
     f->cbctx = ctx;
     f->cbdata = data;
     f->bounce = NULL;
-    f->sge = (struct ibv_sge) {
+    f->sge[0] = (struct ibv_sge) {
         .addr = (uintptr_t) local,
         .length = (uint32_t) size,
         .lkey = lh ? lh->lkey : 0,
     };
     f->swr = (struct ibv_send_wr) {
         .wr_id = (uintptr_t) f,
-        .sg_list = &f->sge,
+        .sg_list = f->sge,
         .num_sge = 1,
         .send_flags = IBV_SEND_SIGNALED,
     };
@@ -77,8 +77,8 @@ static int stage_bounce(mca_btl_openib_module_t *m, openib_frag_t *f, size_t siz
         f->bounce = NULL;
         return OPAL_ERROR;
     }
-    f->sge.addr = (uintptr_t) f->bounce;
-    f->sge.lkey = f->bounce_handle->lkey;
+    f->sge[0].addr = (uintptr_t) f->bounce;
+    f->sge[0].lkey = f->bounce_handle->lkey;
     return OPAL_SUCCESS;
 }
 

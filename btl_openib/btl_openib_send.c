@@ -10,6 +10,7 @@
 
 #include "btl_openib/btl_openib_credits.h"
 #include "btl_openib/btl_openib_rdma.h"
+#include "btl_openib/btl_openib_reg.h"
 #include "btl_openib/btl_openib_send.h"
 #include "mca/btl_openib_params.h"
 
@@ -93,19 +94,28 @@ static int post_now(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
 
     if (f->kind == OPENIB_FRAG_SEND) {
         openib_credits_stamp(ep, f->hdr);
-        f->len = (uint32_t) (sizeof(struct openib_hdr) + f->seg.seg_len);
-        f->sge = (struct ibv_sge) {
+        f->len = (uint32_t) (sizeof(struct openib_hdr) + f->seg[0].seg_len);
+        f->sge[0] = (struct ibv_sge) {
             .addr = (uintptr_t) f->hdr,
             .length = f->len,
             .lkey = f->lkey,
         };
         f->swr = (struct ibv_send_wr) {
             .wr_id = (uintptr_t) f,
-            .sg_list = &f->sge,
+            .sg_list = f->sge,
             .num_sge = 1,
             .opcode = IBV_WR_SEND,
         };
-        if (f->len <= ep->module->max_inline) {
+        if (f->des.des_segment_count == 2) {
+            /* in place: the user's data is the second SGE */
+            f->sge[1] = (struct ibv_sge) {
+                .addr = (uintptr_t) f->seg[1].seg_addr.pval,
+                .length = (uint32_t) f->seg[1].seg_len,
+                .lkey = f->user_reg->lkey,
+            };
+            f->swr.num_sge = 2;
+            f->len += (uint32_t) f->seg[1].seg_len;
+        } else if (f->len <= ep->module->max_inline) {
             f->swr.send_flags = IBV_SEND_INLINE;
             ep->module->stats.inline_sends++;
             /* The data is in the WQE already: a fragment nobody waits for
@@ -124,7 +134,7 @@ static int post_now(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
             qp->sent++;
         }
         ep->module->stats.sends++;
-        ep->module->stats.send_bytes += f->seg.seg_len;
+        ep->module->stats.send_bytes += f->len - sizeof(struct openib_hdr);
         if (!(f->swr.send_flags & IBV_SEND_SIGNALED)) {
             openib_frag_return(f);
         }
@@ -197,6 +207,10 @@ void openib_send_complete(openib_frag_t *f, int status)
     if (d->des_cbfunc) {
         d->des_cbfunc(&m->super, f->ep, d, status);
     }
+    if (f->user_reg) {
+        openib_deregister_mem(&m->super, f->user_reg);
+        f->user_reg = NULL;
+    }
     if (d->des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
         openib_frag_return(f);
     }
@@ -214,14 +228,14 @@ int openib_post_recv(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep, 
     int q = f->qp;
     int rc;
 
-    f->sge = (struct ibv_sge) {
+    f->sge[0] = (struct ibv_sge) {
         .addr = (uintptr_t) f->hdr,
         .length = mca_btl_openib_component.rq.q[q].size,
         .lkey = f->lkey,
     };
     f->rwr = (struct ibv_recv_wr) {
         .wr_id = (uintptr_t) f,
-        .sg_list = &f->sge,
+        .sg_list = f->sge,
         .num_sge = 1,
     };
     if (openib_queue_is_pp(q)) {
