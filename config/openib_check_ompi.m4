@@ -84,6 +84,15 @@ AC_DEFUN([OPENIB_CHECK_OMPI], [
     [AC_MSG_ERROR([libopen-pal (Open MPI 4.1) not found in '$openib_ompi_lib'.])])
   LDFLAGS="$openib_save_LDFLAGS"
   OPENIB_OMPI_LIBDIR="$openib_ompi_lib"
+  # Open MPI's own component directory (kept after ours in the search path).
+  OPENIB_OMPI_COMPONENTDIR=
+  for d in "$openib_ompi_lib/openmpi3" "$openib_ompi_lib/openmpi" "$openib_ompi_lib/../lib/openmpi"; do
+    AS_IF([test -z "$OPENIB_OMPI_COMPONENTDIR" && ls "$d"/mca_btl_self.* >/dev/null 2>&1],
+      [OPENIB_OMPI_COMPONENTDIR=`cd "$d" && pwd`])
+  done
+  AC_MSG_CHECKING([for Open MPI's component directory])
+  AC_MSG_RESULT([${OPENIB_OMPI_COMPONENTDIR:-not found}])
+  AC_SUBST([OPENIB_OMPI_COMPONENTDIR])
   OPENIB_OMPI_LIBS="-L$openib_ompi_lib -lopen-pal"
 
   AC_SUBST([OPENIB_OMPI_INCDIR])
