@@ -134,6 +134,12 @@ static mca_btl_base_module_t **openib_init(int *num_btls, bool enable_progress_t
     *num_btls = 0;
     OPENIB_VERBOSE(10, "%s initializing", openib_params.version);
 
+    /* The data path takes no locks yet: under MPI_THREAD_MULTIPLE step
+     * aside rather than corrupt state (other BTLs carry the traffic). */
+    if (enable_mpi_threads) {
+        OPENIB_VERBOSE(1, "MPI_THREAD_MULTIPLE is not supported yet; openib disabled");
+        return NULL;
+    }
     /* User errors first, so a bad setting fails fast even with no device. */
     if (OPAL_SUCCESS != check_selection_params() || OPAL_SUCCESS != openib_connect_init()) {
         return NULL;
