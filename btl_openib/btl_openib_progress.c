@@ -149,5 +149,6 @@ int openib_component_progress(void)
     }
     count += openib_async_progress();
     count += openib_cpc_oob_progress();
+    count += openib_cpc_rdma_cm_progress();
     return count;
 }

@@ -1,29 +1,202 @@
 /*
  * cpc_rdma_cm.c - the "rdma_cm" CPC (also accepted as "rdmacm"): connection
- * setup through librdmacm. Not implemented in this release: every port
- * declines with a reason the user sees in "no CPC" messages and verbose
- * output; a later issue brings it to life.
+ * setup through librdmacm. This file is the component and the module: its
+ * parameters, the per-port listener and the modex blob. The handshake is in
+ * cpc_rdma_cm_conn.c, its private-data format in cpc_rdma_cm_wire.c.
  *
- * Default priority 40: lowest of the three today, so nothing picks it by
- * accident. Once it works it is meant to become the default on RoCE/iWARP
- * (raise it here, or per port in query); btl_openib_connect_rdma_cm_priority
- * overrides it either way.
+ * rdma_cm is used only for addressing and the IB CM handshake; the BTL owns
+ * the QPs (QP-less rdma_cm: cm_id->qp stays NULL). Each port's module
+ * listens on the port's IPv4 address and publishes {address, port} (8 bytes,
+ * see cpc_rdma_cm.h). A port without an IPv4 address, an iWARP port (its
+ * CM drives the QPs itself) and a port whose address rdma_cm cannot bind
+ * decline with the reason.
+ *
+ * Default priority 40, below oob (50): oob stays the documented default.
+ * rdma_cm works on every link layer oob does here and is chosen with
+ * btl_openib_cpc_include=rdma_cm or btl_openib_connect_rdma_cm_priority; it
+ * is not made the default because it costs every process one more verbs
+ * context (librdmacm's own, held until exit) and a kernel CM listener per
+ * port even when no connection uses it, and because oob needs no kernel
+ * module beyond the verbs ones.
  */
 #include "opal_config.h"
-#include "opal/constants.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <netinet/in.h>
+#include <rdma/rdma_cma.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "opal/constants.h"
+#include "opal/mca/base/mca_base_var.h"
+
+#include "connect/cpc_rdma_cm.h"
 #include "connect/openib_connect.h"
 
-static int rdma_cm_query(const struct openib_cpc_port *port, int priority,
-                         struct openib_cpc_module **out, char *why, size_t why_len)
+#define RCM_BACKLOG 1024
+
+struct rcm_params rcm_params = {
+    .port = 0,
+    .timeout_s = 30,
+    .retries = 50,
+};
+
+static int rcm_describe(const struct openib_cpc_module *m, char *buf, size_t len)
 {
-    (void) port;
-    (void) priority;
-    (void) out;
-    snprintf(why, why_len, "rdma_cm CPC is not implemented in this release");
-    return OPAL_ERR_NOT_SUPPORTED;
+    const struct rcm_module *mod = (const struct rcm_module *) m;
+    char ip[INET_ADDRSTRLEN] = "?";
+
+    inet_ntop(AF_INET, &mod->ip, ip, sizeof(ip));
+    snprintf(buf, len, "rdma_cm listener on %s:%u", ip, (unsigned) mod->tcp_port);
+    return OPAL_SUCCESS;
+}
+
+static int rcm_module_finalize(struct openib_cpc_module *m)
+{
+    struct rcm_module *mod = (struct rcm_module *) m;
+
+    /* Every endpoint of this port is gone already (the BTL finalizes them
+     * first), so only the listener holds the channel here. */
+    if (NULL != mod->listen_id) {
+        rdma_destroy_id(mod->listen_id);
+    }
+    rcm_channel_put();
+    openib_cpc_module_destroy(&mod->base);
+    free(mod);
+    return OPAL_SUCCESS;
+}
+
+/* rdma_bind_addr picks the device owning the address: it must be this port. */
+static bool bound_to_port(const struct rdma_cm_id *id, const struct openib_cpc_port *port,
+                          char *why, size_t why_len, const char *ip)
+{
+    const char *dev = id->verbs ? ibv_get_device_name(id->verbs->device) : NULL;
+
+    if (NULL != dev && NULL != port->dev_name && 0 == strcmp(dev, port->dev_name) &&
+        id->port_num == port->port_num) {
+        return true;
+    }
+    snprintf(why, why_len, "address %s belongs to %s:%u, not to this port", ip,
+             dev ? dev : "no RDMA device", (unsigned) id->port_num);
+    return false;
+}
+
+static int rcm_query(const struct openib_cpc_port *port, int priority,
+                     struct openib_cpc_module **out, char *why, size_t why_len)
+{
+    struct sockaddr_in sin = { .sin_family = AF_INET };
+    struct rdma_event_channel *ch;
+    struct rcm_module *mod;
+    char ip[INET_ADDRSTRLEN] = "?";
+    uint32_t addr;
+    int rc;
+
+    if (NULL != port->ctx && IBV_TRANSPORT_IWARP == port->ctx->device->transport_type) {
+        snprintf(why, why_len, "iWARP: its connection manager moves the QPs itself, which "
+                               "this CPC leaves to the BTL");
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    if (rcm_params.port < 0 || rcm_params.port > 65535) {
+        snprintf(why, why_len, "btl_openib_connect_rdma_cm_port %d is not a port number",
+                 rcm_params.port);
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    rc = rcm_port_ipv4(port, &addr, why, why_len);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    inet_ntop(AF_INET, &addr, ip, sizeof(ip));
+    ch = rcm_channel_get(why, why_len);
+    if (NULL == ch) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    mod = calloc(1, sizeof(*mod));
+    if (NULL == mod) {
+        snprintf(why, why_len, "out of memory");
+        rc = OPAL_ERR_OUT_OF_RESOURCE;
+        goto err_put;
+    }
+    rc = OPAL_ERR_NOT_SUPPORTED;
+    mod->lctx.tag = RCM_TAG_LISTENER;
+    mod->lctx.mod = mod;
+    if (0 != rdma_create_id(ch, &mod->listen_id, &mod->lctx, RDMA_PS_TCP)) {
+        snprintf(why, why_len, "rdma_create_id failed: %s", strerror(errno));
+        goto err_free;
+    }
+    sin.sin_addr.s_addr = addr;
+    sin.sin_port = htons((uint16_t) rcm_params.port);
+    if (0 != rdma_bind_addr(mod->listen_id, (struct sockaddr *) &sin)) {
+        snprintf(why, why_len, "rdma_bind_addr(%s:%d) failed: %s", ip, rcm_params.port,
+                 strerror(errno));
+        goto err_id;
+    }
+    if (!bound_to_port(mod->listen_id, port, why, why_len, ip)) {
+        goto err_id;
+    }
+    if (0 != rdma_listen(mod->listen_id, RCM_BACKLOG)) {
+        snprintf(why, why_len, "rdma_listen on %s failed: %s", ip, strerror(errno));
+        goto err_id;
+    }
+    mod->ip = addr;
+    mod->tcp_port = ntohs(rdma_get_src_port(mod->listen_id));
+    mod->btl = port->btl;
+
+    openib_cpc_module_init(&mod->base);
+    mod->base.component = &openib_cpc_rdma_cm_component;
+    mod->base.priority = (uint8_t) priority;
+    mod->base.blob[0] = RCM_BLOB_VERSION;
+    mod->base.blob[1] = 0;
+    mod->base.blob[2] = (uint8_t) (mod->tcp_port >> 8);
+    mod->base.blob[3] = (uint8_t) mod->tcp_port;
+    memcpy(mod->base.blob + 4, &addr, 4);
+    mod->base.blob_len = RCM_BLOB_LEN;
+    mod->base.endpoint_init = rcm_endpoint_init;
+    mod->base.start_connect = rcm_start_connect;
+    mod->base.endpoint_finalize = rcm_endpoint_finalize;
+    mod->base.finalize = rcm_module_finalize;
+    mod->base.uses_cts = false;
+    mod->base.describe = rcm_describe;
+    *out = &mod->base;
+    return OPAL_SUCCESS;
+
+err_id:
+    rdma_destroy_id(mod->listen_id);
+err_free:
+    free(mod);
+err_put:
+    rcm_channel_put();
+    return rc;
+}
+
+static void rcm_register(const struct openib_cpc_component *self)
+{
+    (void) self;
+    (void) mca_base_var_register("opal", "btl", "openib", "connect_rdma_cm_port",
+                                 "TCP port (rdma_cm port space) each port's rdma_cm listener "
+                                 "binds; 0 = any free port. A fixed port serves one process "
+                                 "per address",
+                                 MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+                                 MCA_BASE_VAR_SCOPE_READONLY, &rcm_params.port);
+    (void) mca_base_var_register("opal", "btl", "openib", "connect_rdma_cm_timeout",
+                                 "Seconds the rdma_cm CPC may take for one connection, retries "
+                                 "included; each step (address and route resolution, the reply "
+                                 "to one request) is bounded by a sixth of it (at least 1 s)",
+                                 MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+                                 MCA_BASE_VAR_SCOPE_READONLY, &rcm_params.timeout_s);
+    (void) mca_base_var_register("opal", "btl", "openib", "connect_rdma_cm_retries",
+                                 "Times the rdma_cm CPC retries a refused, failed or timed-out "
+                                 "connection attempt",
+                                 MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+                                 MCA_BASE_VAR_SCOPE_READONLY, &rcm_params.retries);
+}
+
+static int rcm_component_finalize(void)
+{
+    rcm_conn_finalize();
+    return OPAL_SUCCESS;
 }
 
 static const char *const rdma_cm_aliases[] = { "rdmacm", NULL };
@@ -34,6 +207,8 @@ const struct openib_cpc_component openib_cpc_rdma_cm_component = {
     .name = "rdma_cm",
     .id = OPENIB_CPC_ID_RDMA_CM,
     .default_priority = 40,
-    .query = rdma_cm_query,
+    .register_params = rcm_register,
+    .query = rcm_query,
+    .finalize = rcm_component_finalize,
     .aliases = rdma_cm_aliases,
 };

@@ -72,6 +72,11 @@ void openib_connect_release_modules(struct openib_cpc_module **mods, int n);
 
 int openib_connect_finalize(void);
 
+/* The rdma_cm CPC's events and timers, from the BTL's progress next to
+ * openib_cpc_oob_progress(): a counter increment on most calls. Returns the
+ * number of events handled. */
+int openib_cpc_rdma_cm_progress(void);
+
 /* Name of a CPC by wire id ("oob", ...), "unknown" if none. */
 const char *openib_connect_name(uint8_t id);
 

@@ -1,0 +1,918 @@
+/*
+ * cpc_rdma_cm_conn.c - the rdma_cm CPC's handshake, driven from progress.
+ *
+ *   initiator                                 responder (the peer's listener)
+ *   resolve address, then route
+ *   rdma_connect: REQ (our QP data) ------->  CONNECT_REQUEST: find the
+ *                                            endpoint, QPs to RTR, post
+ *                                   <------  receives, rdma_accept: REP (its QP data)
+ *   CONNECT_RESPONSE: QPs to RTR and RTS,
+ *   post receives, rdma_establish: RTU ->    ESTABLISHED: QPs to RTS
+ *   complete                                 complete
+ *
+ * The BTL owns the QPs: every cm_id is QP-less, the QP numbers travel in
+ * conn_param.qp_num and the rest in private data (cpc_rdma_cm_wire.c). The
+ * initiator sends RTU only after its QPs are RTS and its receives posted, and
+ * the responder sends nothing before ESTABLISHED, so the first message always
+ * finds a posted receive.
+ *
+ * Crossing connects (both sides send a REQ): the side whose process name
+ * compares lower (memcmp of the 8 name bytes, the same answer on both sides)
+ * keeps initiating and answers the other's REQ with REJ(CROSS); the higher
+ * side drops its own attempt, answers the lower side's REQ, and after a
+ * REJ(CROSS) waits for it (asking again after a step without news). Exactly
+ * one handshake completes; the 4-rank storm test (every rank sends to every
+ * other first thing) checks it: 6 initiators and 6 responders.
+ *
+ * Bounds: a whole connection has btl_openib_connect_rdma_cm_timeout seconds;
+ * each step (address, route, waiting for the reply to one REQ) a sixth of
+ * that; a failed, refused ("try later", or the kernel CM's own refusals) or
+ * timed-out attempt is retried with a growing back-off up to
+ * btl_openib_connect_rdma_cm_retries times, on a fresh cm_id. A responder
+ * that did not progress for a while finds the initiator's abandoned requests
+ * queued: accepting one fails, and it waits for the live one; a request it
+ * already answered and sees again gets the same answer (same QPs), so a REP
+ * lost with an abandoned attempt costs nothing but the retry.
+ *
+ * Events: one non-blocking event channel per process. The BTL's progress
+ * calls openib_cpc_rdma_cm_progress(), which looks at the channel (one
+ * poll() with a zero timeout, ~0.8 us in the TCG guest) only every
+ * RCM_IDLE_EVERY calls (~5 ns a call on average), or every RCM_BUSY_EVERY
+ * calls while a handshake of ours is under way. Each event is copied and
+ * acknowledged before it is handled, so any handler may destroy any cm_id.
+ */
+#include "opal_config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <rdma/rdma_cma.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "opal/constants.h"
+#include "opal/prefetch.h"
+
+#include "connect/cpc_rdma_cm.h"
+#include "connect/openib_connect.h"
+
+#define RCM_IDLE_EVERY 256      /* progress calls between looks, nothing under way */
+#define RCM_BUSY_EVERY 4        /* ... while one of our handshakes is under way */
+#define RCM_EVENTS_PER_CALL 64  /* bound the work one progress call does */
+#define RCM_PRIV_MAX 256        /* librdmacm's RDMA_MAX_PRIVATE_DATA */
+
+enum rcm_state {
+    RS_IDLE = 0,
+    RS_ADDR,       /* resolving the peer's address (act_id) */
+    RS_ROUTE,      /* resolving the route (act_id) */
+    RS_REQ_SENT,   /* REQ out, waiting for REP or REJ (act_id) */
+    RS_RETRY,      /* next attempt at retry_ms */
+    RS_WAIT_PEER,  /* lost a crossing, or our REP went unanswered: the peer's REQ comes */
+    RS_RECEIVING,  /* stored part of the peer's REQ, the rest comes */
+    RS_RESPONDING, /* accepted (pas_id), waiting for ESTABLISHED */
+    RS_DONE,
+    RS_FAILED,
+};
+
+static const char *const state_names[] = {
+    [RS_IDLE] = "idle",
+    [RS_ADDR] = "resolving address",
+    [RS_ROUTE] = "resolving route",
+    [RS_REQ_SENT] = "request sent",
+    [RS_RETRY] = "waiting to retry",
+    [RS_WAIT_PEER] = "waiting for the peer",
+    [RS_RECEIVING] = "receiving the request",
+    [RS_RESPONDING] = "accepted",
+    [RS_DONE] = "connected",
+    [RS_FAILED] = "failed",
+};
+
+struct rcm_ep {
+    uint32_t tag;                /* RCM_TAG_EP: first, see cpc_rdma_cm.h */
+    enum rcm_state st;
+    struct openib_cpc_endpoint *cep;
+    struct rcm_module *mod;
+    struct rdma_cm_id *act_id;   /* our own attempt */
+    struct rdma_cm_id *pas_id;   /* the peer's request we accepted */
+    long deadline_ms;            /* the whole connection */
+    long step_ms;                /* the current step */
+    long retry_ms;
+    int attempts;
+    int next_chunk;              /* initiator: the chunk of our REQ to send next */
+    bool qps_rtr;                /* responder: our QPs are RTR for peer_q */
+    struct openib_cpc_qp_info peer_q;
+    uint8_t rx[RCM_MAX_CHUNKS * RCM_CHUNK_MAX]; /* responder: the peer's REQ body */
+    uint8_t rx_mask, rx_count;
+    int active_index;            /* in rcm.active while a handshake is under way */
+    int all_index;               /* in rcm.all while the endpoint exists */
+};
+
+/* A copy of what we need from one event (it is acknowledged before use). */
+struct rcm_event {
+    enum rdma_cm_event_type type;
+    int status;
+    struct rdma_cm_id *id;
+    struct rdma_cm_id *listen_id;
+    uint32_t qp_num;
+    uint8_t priv[RCM_PRIV_MAX];
+    size_t priv_len;
+};
+
+static struct {
+    struct rdma_event_channel *ch;
+    int refs;
+    unsigned tick;
+    struct rcm_ep **active;      /* handshakes under way (timers) */
+    int nactive, cap_active;
+    struct rcm_ep **all;         /* our endpoints: is a BTL endpoint ours? */
+    int nall, cap_all;
+    uint8_t local_id[RCM_ID_LEN];
+} rcm;
+
+static long now_ms(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+}
+
+/* The parameters as used: a timeout below 1 s or negative retries would
+ * end every connection before it starts. */
+static int timeout_s(void)
+{
+    return rcm_params.timeout_s < 1 ? 1 : rcm_params.timeout_s;
+}
+
+static int max_retries(void)
+{
+    return rcm_params.retries < 0 ? 0 : rcm_params.retries;
+}
+
+static long step_timeout_ms(void)
+{
+    long ms = 1000L * timeout_s() / 6;
+
+    return ms < 1000 ? 1000 : ms;
+}
+
+#define RCM_LOG(e, fmt, ...) \
+    openib_cpc_log(100, "openib: rdma_cm %s: " fmt, (e)->cep->peer_desc, ##__VA_ARGS__)
+
+/* ---- the event channel ---- */
+
+struct rdma_event_channel *rcm_channel_get(char *why, size_t why_len)
+{
+    struct rdma_event_channel *ch;
+    int flags;
+
+    if (NULL != rcm.ch) {
+        rcm.refs++;
+        return rcm.ch;
+    }
+    ch = rdma_create_event_channel();
+    if (NULL == ch) {
+        snprintf(why, why_len, "cannot open the rdma_cm event channel: %s (rdma_ucm not loaded?)",
+                 strerror(errno));
+        return NULL;
+    }
+    flags = fcntl(ch->fd, F_GETFL);
+    if (flags < 0 || fcntl(ch->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+        snprintf(why, why_len, "cannot make the rdma_cm event channel non-blocking: %s",
+                 strerror(errno));
+        rdma_destroy_event_channel(ch);
+        return NULL;
+    }
+    rcm.ch = ch;
+    rcm.refs = 1;
+    return ch;
+}
+
+void rcm_channel_put(void)
+{
+    if (rcm.refs > 0 && 0 == --rcm.refs) {
+        rdma_destroy_event_channel(rcm.ch);
+        rcm.ch = NULL;
+    }
+}
+
+/* ---- bookkeeping ---- */
+
+static bool ptr_array_add(struct rcm_ep ***a, int *n, int *cap, struct rcm_ep *e, int *index)
+{
+    if (*n == *cap) {
+        int c = *cap ? 2 * *cap : 16;
+        struct rcm_ep **p = realloc(*a, c * sizeof(*p));
+        if (NULL == p) {
+            return false;
+        }
+        *a = p;
+        *cap = c;
+    }
+    *index = *n;
+    (*a)[(*n)++] = e;
+    return true;
+}
+
+static void set_active(struct rcm_ep *e, bool on)
+{
+    if (on && e->active_index < 0) {
+        /* Out of memory: this handshake runs without our timers, bounded
+         * by the IB CM's own timeouts only. */
+        (void) ptr_array_add(&rcm.active, &rcm.nactive, &rcm.cap_active, e, &e->active_index);
+    } else if (!on && e->active_index >= 0) {
+        rcm.active[e->active_index] = rcm.active[--rcm.nactive];
+        rcm.active[e->active_index]->active_index = e->active_index;
+        e->active_index = -1;
+    }
+}
+
+/* The endpoint_for_peer answer is ours only if this CPC was chosen for it. */
+static struct rcm_ep *own_ep(const struct openib_cpc_endpoint *cep)
+{
+    int i;
+
+    for (i = 0; NULL != cep && i < rcm.nall; ++i) {
+        if (rcm.all[i]->cep == cep) {
+            return rcm.all[i];
+        }
+    }
+    return NULL;
+}
+
+static void drop_id(struct rdma_cm_id **id)
+{
+    if (NULL != *id) {
+        rdma_destroy_id(*id);
+        *id = NULL;
+    }
+}
+
+static void fail(struct rcm_ep *e, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void fail(struct rcm_ep *e, int rc, const char *fmt, ...)
+{
+    char why[OPENIB_CPC_WHY_MAX], buf[OPENIB_CPC_WHY_MAX + 16];
+    va_list ap;
+
+    if (RS_FAILED == e->st || RS_DONE == e->st) {
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    RCM_LOG(e, "failed: %s", why);
+    e->st = RS_FAILED;
+    set_active(e, false);
+    drop_id(&e->act_id);
+    drop_id(&e->pas_id);
+    snprintf(buf, sizeof(buf), "rdma_cm: %s", why);
+    e->cep->btl_ops->connect_failed(e->cep->btl_ep, rc, buf);
+}
+
+static void done(struct rcm_ep *e)
+{
+    RCM_LOG(e, "connected (%s, %d attempt(s))", e->pas_id ? "responder" : "initiator",
+            e->attempts);
+    e->st = RS_DONE;
+    set_active(e, false);
+    /* The cm_ids stay until the endpoint goes: destroying one now would send
+     * a DREQ that could overtake the RTU. */
+    e->cep->btl_ops->connect_complete(e->cep->btl_ep);
+}
+
+/* The peer's path data from its modex port (the BTL builds the address
+ * vector from it); the route rdma_cm resolved is the fallback. */
+static void peer_path(const struct rcm_ep *e, const struct rdma_cm_id *id,
+                      struct openib_cpc_qp_info *q)
+{
+    const struct openib_cpc_port *pp = e->cep->peer_port;
+
+    if (NULL != pp) {
+        memcpy(q->gid, pp->gid, 16);
+        q->lid = pp->lid;
+        q->mtu = pp->mtu;
+    } else {
+        memcpy(q->gid, id->route.addr.addr.ibaddr.dgid.raw, 16);
+        q->lid = 0;
+        q->mtu = 1024;
+    }
+}
+
+/* ---- initiator ---- */
+
+static int blob_decode(const struct openib_cpc_endpoint *cep, struct sockaddr_in *dst)
+{
+    const uint8_t *b = cep->peer_blob;
+
+    if (NULL == b || cep->peer_blob_len < RCM_BLOB_LEN || RCM_BLOB_VERSION != b[0]) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    memset(dst, 0, sizeof(*dst));
+    dst->sin_family = AF_INET;
+    dst->sin_port = htons((uint16_t) (b[2] << 8 | b[3]));
+    memcpy(&dst->sin_addr.s_addr, b + 4, 4);
+    return 0 == dst->sin_port || 0 == dst->sin_addr.s_addr ? OPAL_ERR_BAD_PARAM : OPAL_SUCCESS;
+}
+
+static void start_attempt(struct rcm_ep *e);
+
+static void retry(struct rcm_ep *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void retry(struct rcm_ep *e, const char *fmt, ...)
+{
+    char why[OPENIB_CPC_WHY_MAX];
+    long backoff;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    drop_id(&e->act_id);
+    e->next_chunk = 0;
+    if (e->attempts > max_retries()) {
+        fail(e, OPAL_ERR_UNREACH, "%s; gave up after %d attempts "
+             "(btl_openib_connect_rdma_cm_retries)", why, e->attempts);
+        return;
+    }
+    /* Grows past the IB CM's time-wait (about a second on RoCE), after
+     * which a stale-connection refusal clears. */
+    backoff = 100L * e->attempts;
+    e->st = RS_RETRY;
+    e->retry_ms = now_ms() + (backoff > 2000 ? 2000 : backoff);
+    RCM_LOG(e, "attempt %d: %s; retrying", e->attempts, why);
+}
+
+static void start_attempt(struct rcm_ep *e)
+{
+    struct sockaddr_in src = { .sin_family = AF_INET }, dst;
+    struct rdma_cm_id *id;
+
+    if (OPAL_SUCCESS != blob_decode(e->cep, &dst)) {
+        fail(e, OPAL_ERR_UNREACH, "the peer's rdma_cm address in the modex is corrupt");
+        return;
+    }
+    e->attempts++;
+    if (0 != rdma_create_id(rcm.ch, &id, e, RDMA_PS_TCP)) {
+        retry(e, "rdma_create_id failed: %s", strerror(errno));
+        return;
+    }
+    e->act_id = id;
+    /* Our port's own address as the source: the handshake stays on this
+     * device (and on rxe, loopback between two processes works). */
+    src.sin_addr.s_addr = e->mod->ip;
+    if (0 != rdma_resolve_addr(id, (struct sockaddr *) &src, (struct sockaddr *) &dst,
+                               (int) step_timeout_ms())) {
+        retry(e, "rdma_resolve_addr failed: %s", strerror(errno));
+        return;
+    }
+    e->st = RS_ADDR;
+    e->step_ms = now_ms() + step_timeout_ms();
+    if (openib_cpc_reg.verbose_level >= 100) {
+        char ip[INET_ADDRSTRLEN] = "?";
+        inet_ntop(AF_INET, &dst.sin_addr, ip, sizeof(ip));
+        RCM_LOG(e, "attempt %d: resolving %s:%u", e->attempts, ip, (unsigned) ntohs(dst.sin_port));
+    }
+}
+
+static void send_req(struct rcm_ep *e)
+{
+    struct openib_cpc_endpoint *cep = e->cep;
+    struct openib_cpc_qp_info q;
+    struct rdma_conn_param p = {
+        .responder_resources = RDMA_MAX_RESP_RES,
+        .initiator_depth = RDMA_MAX_INIT_DEPTH,
+        .retry_count = 7,
+        .rnr_retry_count = 7,
+    };
+    uint8_t body[RCM_BODY_MAX], pd[RCM_REQ_PRIV_MAX];
+    size_t len, off, clen;
+    int rc, n;
+
+    rc = cep->btl_ops->local_qp_info(cep->btl_ep, &q);
+    if (OPAL_SUCCESS != rc) {
+        fail(e, rc, "creating the queue pairs failed");
+        return;
+    }
+    len = rcm_body_encode(&q, body);
+    n = (int) RCM_CHUNKS(len);
+    if (0 == len || e->next_chunk >= n) {
+        fail(e, OPAL_ERR_BAD_PARAM, "our QP data cannot be carried (%u QPs)",
+             (unsigned) q.num_qps);
+        return;
+    }
+    off = (size_t) e->next_chunk * RCM_CHUNK_MAX;
+    clen = len - off < RCM_CHUNK_MAX ? len - off : RCM_CHUNK_MAX;
+    rcm_hdr_encode(pd, RCM_REQ, cep->local_id, (uint8_t) (e->next_chunk << 4 | n));
+    memcpy(pd + RCM_HDR_LEN, body + off, clen);
+    p.private_data = pd;
+    p.private_data_len = (uint8_t) (RCM_HDR_LEN + clen);
+    p.qp_num = q.qpn[0];
+    if (0 != rdma_connect(e->act_id, &p)) {
+        retry(e, "rdma_connect failed: %s", strerror(errno));
+        return;
+    }
+    e->st = RS_REQ_SENT;
+    e->step_ms = now_ms() + step_timeout_ms();
+    RCM_LOG(e, "REQ chunk %d/%d sent (%u bytes)", e->next_chunk + 1, n,
+            (unsigned) p.private_data_len);
+}
+
+static void on_reply(struct rcm_ep *e, const struct rcm_event *ev)
+{
+    struct openib_cpc_endpoint *cep = e->cep;
+    struct openib_cpc_qp_info peer;
+    struct rcm_msg m;
+    int rc;
+
+    openib_cpc_qp_info_init(&peer);
+    if (OPAL_SUCCESS != rcm_msg_decode(ev->priv, ev->priv_len, &m) || RCM_REP != m.type ||
+        0 != memcmp(m.src, cep->peer_id, RCM_ID_LEN) ||
+        OPAL_SUCCESS != rcm_body_decode(m.rest, m.rest_len, ev->qp_num, &peer)) {
+        fail(e, OPAL_ERR_UNREACH, "the reply is not from the expected process or is corrupt");
+        return;
+    }
+    peer_path(e, ev->id, &peer);
+    rc = cep->btl_ops->connect_qps(cep->btl_ep, &peer, true);
+    if (OPAL_SUCCESS == rc) {
+        rc = cep->btl_ops->post_recvs(cep->btl_ep);
+    }
+    if (OPAL_SUCCESS != rc) {
+        fail(e, rc, "connecting the queue pairs with the peer's reply failed");
+        return;
+    }
+    /* QP-less: librdmacm leaves the RTU to us. */
+    if (0 != rdma_establish(e->act_id)) {
+        fail(e, OPAL_ERR_UNREACH, "rdma_establish failed: %s", strerror(errno));
+        return;
+    }
+    done(e);
+}
+
+static void on_reject(struct rcm_ep *e, const struct rcm_event *ev)
+{
+    struct rcm_msg m;
+
+    /* Our REJs carry our header; the kernel's own (no listener, stale
+     * connection, timeout) do not, and are worth another attempt. */
+    if (OPAL_SUCCESS != rcm_msg_decode(ev->priv, ev->priv_len, &m) || RCM_REJ != m.type) {
+        retry(e, "the request was refused (IB CM reason %d)", ev->status);
+        return;
+    }
+    switch (m.arg) {
+    case RCM_REJ_CROSS:
+        drop_id(&e->act_id);
+        e->next_chunk = 0;
+        e->st = RS_WAIT_PEER;
+        e->step_ms = now_ms() + step_timeout_ms();
+        RCM_LOG(e, "crossing connects: the peer initiates, waiting for its request");
+        break;
+    case RCM_REJ_MORE:
+        drop_id(&e->act_id);
+        e->next_chunk++;
+        start_attempt(e);
+        break;
+    case RCM_REJ_LATER:
+        retry(e, "the peer asks us to try again later (no endpoint for us yet?)");
+        break;
+    default:
+        fail(e, OPAL_ERR_UNREACH, "the peer refused the connection");
+        break;
+    }
+}
+
+static void on_active_event(struct rcm_ep *e, const struct rcm_event *ev)
+{
+    switch (ev->type) {
+    case RDMA_CM_EVENT_ADDR_RESOLVED:
+        if (RS_ADDR != e->st) {
+            return;
+        }
+        if (0 != rdma_resolve_route(e->act_id, (int) step_timeout_ms())) {
+            retry(e, "rdma_resolve_route failed: %s", strerror(errno));
+            return;
+        }
+        e->st = RS_ROUTE;
+        e->step_ms = now_ms() + step_timeout_ms();
+        return;
+    case RDMA_CM_EVENT_ROUTE_RESOLVED:
+        if (RS_ROUTE == e->st) {
+            send_req(e);
+        }
+        return;
+    case RDMA_CM_EVENT_CONNECT_RESPONSE:
+        if (RS_REQ_SENT == e->st) {
+            on_reply(e, ev);
+        }
+        return;
+    case RDMA_CM_EVENT_REJECTED:
+        if (RS_REQ_SENT == e->st) {
+            on_reject(e, ev);
+        }
+        return;
+    case RDMA_CM_EVENT_ADDR_ERROR:
+    case RDMA_CM_EVENT_ROUTE_ERROR:
+    case RDMA_CM_EVENT_UNREACHABLE:
+    case RDMA_CM_EVENT_CONNECT_ERROR:
+        if (RS_ADDR == e->st || RS_ROUTE == e->st || RS_REQ_SENT == e->st) {
+            retry(e, "%s (status %d)", rdma_event_str(ev->type), ev->status);
+        }
+        return;
+    default:
+        return; /* DISCONNECTED once connected: the peer is leaving */
+    }
+}
+
+/* ---- responder ---- */
+
+static void reject(struct rdma_cm_id *id, const void *local_id, enum rcm_reason why)
+{
+    uint8_t pd[RCM_HDR_LEN];
+
+    rcm_hdr_encode(pd, RCM_REJ, local_id, (uint8_t) why);
+    (void) rdma_reject(id, pd, sizeof(pd));
+    rdma_destroy_id(id);
+}
+
+static bool initiating(const struct rcm_ep *e)
+{
+    return RS_ADDR == e->st || RS_ROUTE == e->st || RS_REQ_SENT == e->st || RS_RETRY == e->st;
+}
+
+static bool same_peer_qps(const struct openib_cpc_qp_info *a, const struct openib_cpc_qp_info *b)
+{
+    return a->num_qps == b->num_qps && a->rq_layout == b->rq_layout &&
+           a->mailbox_addr == b->mailbox_addr && a->mailbox_rkey == b->mailbox_rkey &&
+           0 == memcmp(a->qpn, b->qpn, sizeof(a->qpn)) &&
+           0 == memcmp(a->psn, b->psn, sizeof(a->psn));
+}
+
+/* Store one chunk of the peer's REQ body; true once all are in. */
+static bool store_chunk(struct rcm_ep *e, const struct rcm_msg *m)
+{
+    unsigned idx = m->arg >> 4, n = m->arg & 0x0f;
+    size_t len = m->rest_len < RCM_CHUNK_MAX ? m->rest_len : RCM_CHUNK_MAX;
+
+    if (0 == idx || n != e->rx_count) {
+        e->rx_mask = 0; /* a new request: the peer started over */
+        e->rx_count = (uint8_t) n;
+        memset(e->rx, 0, sizeof(e->rx));
+    }
+    memcpy(e->rx + idx * RCM_CHUNK_MAX, m->rest, len);
+    e->rx_mask |= (uint8_t) (1u << idx);
+    return e->rx_mask == (1u << n) - 1;
+}
+
+/* Answer a complete REQ: our QPs to RTR, receives posted, REP out. */
+static void accept_request(struct rcm_ep *e, struct rdma_cm_id *id, uint32_t qpn0)
+{
+    struct openib_cpc_endpoint *cep = e->cep;
+    struct openib_cpc_qp_info peer, mine;
+    struct rdma_conn_param p = {
+        .responder_resources = RDMA_MAX_RESP_RES,
+        .initiator_depth = RDMA_MAX_INIT_DEPTH,
+        .retry_count = 7,
+        .rnr_retry_count = 7,
+    };
+    uint8_t pd[RCM_HDR_LEN + RCM_BODY_MAX];
+    size_t len;
+    int rc;
+
+    openib_cpc_qp_info_init(&peer);
+    if (OPAL_SUCCESS != rcm_body_decode(e->rx, (size_t) e->rx_count * RCM_CHUNK_MAX, qpn0,
+                                        &peer)) {
+        reject(id, cep->local_id, RCM_REJ_BAD);
+        fail(e, OPAL_ERR_UNREACH, "the peer's request is corrupt");
+        return;
+    }
+    peer_path(e, id, &peer);
+    if (e->qps_rtr) {
+        /* The peer gave up on an attempt we had answered and asks again:
+         * same QPs, so the answer stands. */
+        rc = same_peer_qps(&peer, &e->peer_q) ? OPAL_SUCCESS : OPAL_ERR_BAD_PARAM;
+    } else {
+        rc = cep->btl_ops->connect_qps(cep->btl_ep, &peer, false);
+        if (OPAL_SUCCESS == rc) {
+            rc = cep->btl_ops->post_recvs(cep->btl_ep);
+        }
+        e->qps_rtr = OPAL_SUCCESS == rc;
+        e->peer_q = peer;
+    }
+    if (OPAL_SUCCESS == rc) {
+        rc = cep->btl_ops->local_qp_info(cep->btl_ep, &mine);
+    }
+    len = OPAL_SUCCESS == rc ? rcm_body_encode(&mine, pd + RCM_HDR_LEN) : 0;
+    if (0 == len) {
+        reject(id, cep->local_id, RCM_REJ_BAD);
+        fail(e, OPAL_SUCCESS == rc ? OPAL_ERR_BAD_PARAM : rc,
+             "setting up the queue pairs for the peer's request failed");
+        return;
+    }
+    rcm_hdr_encode(pd, RCM_REP, cep->local_id, 0);
+    p.private_data = pd;
+    p.private_data_len = (uint8_t) (RCM_HDR_LEN + len);
+    p.qp_num = mine.qpn[0];
+    id->context = e;
+    if (0 != rdma_accept(id, &p)) {
+        /* Typically the initiator gave up on this request while it waited in
+         * our queue: its next one gets the same answer. */
+        RCM_LOG(e, "rdma_accept failed: %s; waiting for the peer's next request",
+                strerror(errno));
+        reject(id, cep->local_id, RCM_REJ_LATER);
+        drop_id(&e->pas_id);
+        e->st = RS_WAIT_PEER;
+        return;
+    }
+    drop_id(&e->pas_id); /* an earlier answer the peer gave up on */
+    e->pas_id = id;
+    e->st = RS_RESPONDING;
+    RCM_LOG(e, "REP sent");
+}
+
+static void on_request(struct rcm_module *mod, const struct rcm_event *ev)
+{
+    struct openib_cpc_endpoint *cep = NULL;
+    struct rcm_ep *e;
+    struct rcm_msg m;
+    char why[128] = "";
+
+    if (OPAL_SUCCESS != rcm_msg_decode(ev->priv, ev->priv_len, &m) || RCM_REQ != m.type) {
+        reject(ev->id, rcm.local_id, RCM_REJ_BAD); /* not one of ours */
+        return;
+    }
+    if (NULL != mod->btl_ops) {
+        cep = mod->btl_ops->endpoint_for_peer(mod->btl, m.src, RCM_ID_LEN, why, sizeof(why));
+    }
+    if (NULL == cep) {
+        reject(ev->id, rcm.local_id, RCM_REJ_LATER); /* the peer retries */
+        return;
+    }
+    e = own_ep(cep);
+    if (NULL == e || RS_DONE == e->st || RS_FAILED == e->st) {
+        reject(ev->id, cep->local_id, RCM_REJ_BAD);
+        return;
+    }
+    RCM_LOG(e, "REQ chunk %u/%u received in state '%s'", (unsigned) (m.arg >> 4) + 1,
+            (unsigned) (m.arg & 0x0f), state_names[e->st]);
+    if (initiating(e)) {
+        if (memcmp(cep->local_id, cep->peer_id, RCM_ID_LEN) < 0) {
+            RCM_LOG(e, "crossing connects: we keep initiating, refusing the peer's request");
+            reject(ev->id, cep->local_id, RCM_REJ_CROSS);
+            return;
+        }
+        RCM_LOG(e, "crossing connects: dropping our attempt to answer the peer's request");
+        drop_id(&e->act_id);
+        e->next_chunk = 0;
+    }
+    if (!(e->active_index >= 0)) {
+        e->deadline_ms = now_ms() + 1000L * timeout_s();
+        set_active(e, true);
+    }
+    if (!store_chunk(e, &m)) {
+        e->st = RS_RECEIVING;
+        reject(ev->id, cep->local_id, RCM_REJ_MORE);
+        return;
+    }
+    accept_request(e, ev->id, ev->qp_num);
+}
+
+static void on_passive_event(struct rcm_ep *e, const struct rcm_event *ev)
+{
+    switch (ev->type) {
+    case RDMA_CM_EVENT_ESTABLISHED:
+        if (RS_RESPONDING != e->st) {
+            return;
+        }
+        if (OPAL_SUCCESS != e->cep->btl_ops->qps_to_rts(e->cep->btl_ep)) {
+            fail(e, OPAL_ERROR, "moving the queue pairs to RTS failed");
+            return;
+        }
+        done(e);
+        return;
+    case RDMA_CM_EVENT_REJECTED:
+    case RDMA_CM_EVENT_CONNECT_ERROR:
+    case RDMA_CM_EVENT_UNREACHABLE:
+    case RDMA_CM_EVENT_DISCONNECTED:
+        if (RS_RESPONDING == e->st) {
+            /* Our REP went unanswered (the peer dropped that attempt): its
+             * next REQ gets the same answer. */
+            RCM_LOG(e, "%s after our REP (status %d); waiting for the peer's next request",
+                    rdma_event_str(ev->type), ev->status);
+            drop_id(&e->pas_id);
+            e->st = RS_WAIT_PEER;
+        }
+        return;
+    default:
+        return;
+    }
+}
+
+/* ---- events and timers ---- */
+
+static void dispatch(const struct rcm_event *ev)
+{
+    const uint32_t *tag = ev->id->context;
+    struct rcm_ep *e;
+
+    if (RDMA_CM_EVENT_CONNECT_REQUEST == ev->type) {
+        const struct rcm_listen_ctx *l = ev->listen_id->context;
+        on_request(l->mod, ev);
+        return;
+    }
+    /* Address changes and device removal (listeners get those too) need
+     * nothing from us: the BTL hears of device loss through async events. */
+    if (NULL == tag || RCM_TAG_EP != *tag) {
+        return;
+    }
+    e = (struct rcm_ep *) tag;
+    if (ev->id == e->act_id) {
+        on_active_event(e, ev);
+    } else if (ev->id == e->pas_id) {
+        on_passive_event(e, ev);
+    }
+}
+
+static int drain_events(void)
+{
+    struct pollfd pfd = { .fd = rcm.ch->fd, .events = POLLIN };
+    struct rcm_event ev;
+    int n = 0;
+
+    if (poll(&pfd, 1, 0) <= 0) {
+        return 0;
+    }
+    while (n < RCM_EVENTS_PER_CALL && NULL != rcm.ch) {
+        struct rdma_cm_event *raw;
+        const struct rdma_conn_param *c;
+
+        if (0 != rdma_get_cm_event(rcm.ch, &raw)) {
+            break; /* EAGAIN: drained */
+        }
+        c = &raw->param.conn;
+        ev.type = raw->event;
+        ev.status = raw->status;
+        ev.id = raw->id;
+        ev.listen_id = raw->listen_id;
+        ev.qp_num = c->qp_num;
+        ev.priv_len = 0;
+        if (NULL != c->private_data && c->private_data_len > 0) {
+            ev.priv_len = c->private_data_len; /* uint8_t: fits ev.priv */
+            memcpy(ev.priv, c->private_data, ev.priv_len);
+        }
+        /* Before handling: a handler may destroy the id, which waits for
+         * its events to be acknowledged. */
+        rdma_ack_cm_event(raw);
+        dispatch(&ev);
+        n++;
+    }
+    return n;
+}
+
+static void check_timers(void)
+{
+    long t = now_ms();
+    int i;
+
+    for (i = rcm.nactive - 1; i >= 0; --i) {
+        struct rcm_ep *e = rcm.active[i];
+
+        if (i >= rcm.nactive) {
+            continue; /* the list shrank under a handler */
+        }
+        if (t > e->deadline_ms) {
+            fail(e, OPAL_ERR_TIMEOUT, "no connection within %d s (btl_openib_connect_rdma_cm_"
+                 "timeout); %d attempt(s) of ours, the handshake was at: %s",
+                 timeout_s(), e->attempts, state_names[e->st]);
+            continue;
+        }
+        switch (e->st) {
+        case RS_RETRY:
+            if (t >= e->retry_ms) {
+                start_attempt(e);
+            }
+            break;
+        case RS_ADDR:
+        case RS_ROUTE:
+        case RS_REQ_SENT:
+            if (t > e->step_ms) {
+                retry(e, "no answer within %ld ms while %s", step_timeout_ms(),
+                      state_names[e->st]);
+            }
+            break;
+        case RS_WAIT_PEER:
+            /* Still nothing from the side that won the crossing: ask again
+             * (it refuses again while its own attempt runs). */
+            if (!e->qps_rtr && t > e->step_ms) {
+                start_attempt(e);
+            }
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+int openib_cpc_rdma_cm_progress(void)
+{
+    unsigned every;
+    int n;
+
+    if (OPAL_LIKELY(NULL == rcm.ch)) {
+        return 0;
+    }
+    every = rcm.nactive > 0 ? RCM_BUSY_EVERY : RCM_IDLE_EVERY; /* powers of two */
+    if (OPAL_LIKELY(0 != (++rcm.tick & (every - 1)))) {
+        return 0;
+    }
+    n = drain_events();
+    if (rcm.nactive > 0) {
+        check_timers();
+    }
+    return n;
+}
+
+/* ---- endpoints ---- */
+
+int rcm_endpoint_init(struct openib_cpc_module *m, struct openib_cpc_endpoint *cep)
+{
+    struct rcm_module *mod = (struct rcm_module *) m;
+    struct rcm_ep *e;
+
+    if (RCM_ID_LEN != cep->id_len) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    e = calloc(1, sizeof(*e));
+    if (NULL == e) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    e->tag = RCM_TAG_EP;
+    e->cep = cep;
+    e->mod = mod;
+    e->active_index = -1;
+    if (!ptr_array_add(&rcm.all, &rcm.nall, &rcm.cap_all, e, &e->all_index)) {
+        free(e);
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    cep->cpc_private = e;
+    mod->btl_ops = cep->btl_ops;
+    memcpy(rcm.local_id, cep->local_id, RCM_ID_LEN);
+    return OPAL_SUCCESS;
+}
+
+int rcm_start_connect(struct openib_cpc_module *m, struct openib_cpc_endpoint *cep)
+{
+    struct rcm_ep *e = cep->cpc_private;
+
+    (void) m;
+    switch (e->st) {
+    case RS_IDLE:
+        e->deadline_ms = now_ms() + 1000L * timeout_s();
+        set_active(e, true);
+        start_attempt(e);
+        return RS_FAILED == e->st ? OPAL_ERR_UNREACH : OPAL_SUCCESS;
+    case RS_FAILED:
+        return OPAL_ERR_UNREACH;
+    default:
+        return OPAL_SUCCESS; /* under way (the peer may have started it) */
+    }
+}
+
+int rcm_endpoint_finalize(struct openib_cpc_module *m, struct openib_cpc_endpoint *cep)
+{
+    struct rcm_ep *e = cep->cpc_private;
+
+    (void) m;
+    if (NULL == e) {
+        return OPAL_SUCCESS;
+    }
+    set_active(e, false);
+    drop_id(&e->act_id);
+    drop_id(&e->pas_id);
+    rcm.all[e->all_index] = rcm.all[--rcm.nall];
+    rcm.all[e->all_index]->all_index = e->all_index;
+    free(e);
+    cep->cpc_private = NULL;
+    return OPAL_SUCCESS;
+}
+
+void rcm_conn_finalize(void)
+{
+    free(rcm.active);
+    free(rcm.all);
+    rcm.active = NULL;
+    rcm.all = NULL;
+    rcm.nactive = rcm.cap_active = rcm.nall = rcm.cap_all = 0;
+    /* Every module dropped its reference; this only guards a BTL that
+     * skipped a module's finalize. */
+    if (NULL != rcm.ch) {
+        rdma_destroy_event_channel(rcm.ch);
+        rcm.ch = NULL;
+        rcm.refs = 0;
+    }
+}
