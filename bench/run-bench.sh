@@ -105,9 +105,11 @@ in_guest() {
 	if [[ ,$only, == *,tcp,* ]]; then mpi tcp "${MPI_TCP_ARGS[@]}"; fi
 	if [[ ,$only, == *,openib,* ]]; then
 		if [ -f "$(openib_component_so)" ]; then
+			# openib twice: with the default CPC (oob) and with rdma_cm
 			(
 				export OMPI_MCA_mca_base_component_path="$OPENIB_BUILDDIR/.libs:$OMPI_SYSTEM_COMPONENT_DIR"
-				mpi openib "${MPI_OPENIB_ARGS[@]}"
+				mpi openib "${MPI_OPENIB_ARGS[@]}" --mca btl_openib_cpc_include oob
+				mpi rdmacm "${MPI_OPENIB_ARGS[@]}" --mca btl_openib_cpc_include rdma_cm
 			)
 		else
 			echo "component not built: $(openib_component_so)" >"$RES/mpi_openib.err"
@@ -227,8 +229,10 @@ mpi_col() {
 	[[ $v =~ ^[0-9.]+$ ]] && echo "$v" || echo failed
 }
 
-col_or_skip() { # TRANSPORT VALUE
-	[[ ,$ONLY, == *,$1,* ]] && echo "$2" || echo "-"
+col_or_skip() { # TRANSPORT VALUE (rdmacm is the openib column's second run)
+	local t=$1
+	[ "$t" = rdmacm ] && t=openib
+	[[ ,$ONLY, == *,$t,* ]] && echo "$2" || echo "-"
 }
 
 ratio() {
@@ -249,7 +253,7 @@ V[lat1m,raw]=$(perf_col send_lat_1m 5)
 V[uni1m,raw]=$(perf_col write_bw_1m 4)
 V[bi1m,raw]=$(perf_col write_bibw_1m 4)
 V[rate8,raw]=$(kilo "$(perf_col send_bw_8 5)")
-for t in openib ucx tcp; do
+for t in openib rdmacm ucx tcp; do
 	V[lat8,$t]=$(mpi_col "$t" 8 lat_us)
 	V[lat1m,$t]=$(mpi_col "$t" 1048576 lat_us)
 	V[uni1m,$t]=$(mpi_col "$t" 1048576 uni_MiBps)
@@ -270,10 +274,10 @@ declare -A RAWSRC=([lat8]="ib_send_lat t_typical" [lat1m]="ib_send_lat t_typical
 
 CSV=$OUT/summary.csv
 {
-	echo "metric,unit,raw_verbs,openib,ucx,tcp,openib_over_raw,openib_over_ucx,raw_source"
+	echo "metric,unit,raw_verbs,openib_oob,openib_rdma_cm,ucx,tcp,openib_over_raw,openib_over_ucx,raw_source"
 	for r in "${ROWS[@]}"; do
 		unit=$(sed -E 's/.*\((.*)\)$/\1/' <<<"${LABEL[$r]}")
-		echo "$r,$unit,${V[$r,raw]},${V[$r,openib]},${V[$r,ucx]},${V[$r,tcp]},$(ratio "${V[$r,openib]}" "${V[$r,raw]}"),$(ratio "${V[$r,openib]}" "${V[$r,ucx]}"),${RAWSRC[$r]}"
+		echo "$r,$unit,${V[$r,raw]},${V[$r,openib]},${V[$r,rdmacm]},${V[$r,ucx]},${V[$r,tcp]},$(ratio "${V[$r,openib]}" "${V[$r,raw]}"),$(ratio "${V[$r,openib]}" "${V[$r,ucx]}"),${RAWSRC[$r]}"
 	done
 } >"$CSV"
 [ -n "$CSV_COPY" ] && cp "$CSV" "$CSV_COPY"
@@ -286,18 +290,19 @@ if [ "$MODE" = guest ]; then
 fi
 echo "== MPI figures: median iteration of openib_bench (averages in the per-size CSVs); raw latency:"
 echo "== perftest t_typical.  Latency: lower is better (ratio > 1: openib slower); bandwidth, rate: higher is better."
-printf '%-28s %10s %10s %10s %10s %12s %12s\n' metric "raw verbs" openib UCX TCP openib/raw openib/UCX
+echo "== openib(oob) and openib(rdma_cm): our BTL with each connection method; ratios use openib(oob)."
+printf '%-28s %10s %12s %15s %10s %10s %12s %12s\n' metric "raw verbs" "openib(oob)" "openib(rdma_cm)" UCX TCP openib/raw openib/UCX
 for r in "${ROWS[@]}"; do
-	printf '%-28s %10s %10s %10s %10s %12s %12s\n' "${LABEL[$r]}" "${V[$r,raw]}" "${V[$r,openib]}" \
-		"${V[$r,ucx]}" "${V[$r,tcp]}" "$(ratio "${V[$r,openib]}" "${V[$r,raw]}")" \
+	printf '%-28s %10s %12s %15s %10s %10s %12s %12s\n' "${LABEL[$r]}" "${V[$r,raw]}" "${V[$r,openib]}" \
+		"${V[$r,rdmacm]}" "${V[$r,ucx]}" "${V[$r,tcp]}" "$(ratio "${V[$r,openib]}" "${V[$r,raw]}")" \
 		"$(ratio "${V[$r,openib]}" "${V[$r,ucx]}")"
 done
 if [[ ,$ONLY, == *,raw,* ]]; then
 	echo "raw verbs detail: ib_read_bw 1 MiB $(perf_col read_bw_1m 4) MiB/s, 8 B $(kilo "$(perf_col read_bw_8 5)") k msg/s;" \
 		"ib_write_bw 8 B $(kilo "$(perf_col write_bw_8 5)") k msg/s; ib_send_lat 8 B average $(perf_col send_lat_8 6) us"
 fi
-for t in openib ucx tcp; do
-	[[ ,$ONLY, == *,$t,* ]] || continue
+for t in openib rdmacm ucx tcp; do
+	[[ ,$ONLY, == *,${t/rdmacm/openib},* ]] || continue
 	if ok_status "mpi_$t"; then
 		echo "$t: $(grep -h '^# verification' "$OUT/mpi_$t.csv" | sed 's/^# //')"
 	else

@@ -11,14 +11,14 @@ openib_stats_sum() {
 # all with CPC, and NRANKS ranks sent bytes over openib (not tcp or vader:
 # the job ran with openib,self).
 assert_openib_carried() {
-	local n others
-	n=$(grep -Ec "openib: connected to rank [0-9]+ .* with CPC $4 " "$1")
-	[ "$n" -ge "$2" ] || fail "only $n connections made with CPC $4 (want >= $2)"
-	n=$(grep -Ec 'openib: [^ ]+ statistics: sends [1-9]' "$1")
-	[ "$n" -ge "$3" ] || fail "only $n ranks report sends over openib (want $3)"
+	local nconn nranks others
+	nconn=$(grep -Ec "openib: connected to rank [0-9]+ .* with CPC $4 " "$1")
+	[ "$nconn" -ge "$2" ] || fail "only $nconn connections made with CPC $4 (want >= $2)"
+	nranks=$(grep -Ec 'openib: [^ ]+ statistics: sends [1-9]' "$1")
+	[ "$nranks" -ge "$3" ] || fail "only $nranks ranks report sends over openib (want $3)"
 	others=$(echo oob rdma_cm xoob | tr ' ' '\n' | grep -vx "$4" | paste -sd'|')
 	if grep -Eq "connected to rank .* with CPC ($others) " "$1"; then
 		fail "a connection used another CPC than $4"
 	fi
-	ok "openib carried the traffic of $3 ranks; $n connections, every one by CPC $4"
+	ok "openib carried the traffic of $nranks ranks; $nconn connections, every one by CPC $4"
 }
