@@ -14,9 +14,9 @@
 #include "btl_openib/btl_openib_send.h"
 #include "mca/btl_openib_params.h"
 
-/* Poll the async fds once every this many progress calls: events are rare
- * and a poll() per progress call would cost latency. */
-#define ASYNC_POLL_INTERVAL 1024
+/* Poll the async fds once every this many calls (themselves one in 16
+ * progress calls): events are rare and a read() per call would cost latency. */
+#define ASYNC_POLL_INTERVAL 64
 
 int openib_async_init(struct openib_device *dev)
 {

@@ -133,8 +133,14 @@ static int poll_module(mca_btl_openib_module_t *m)
     return n;
 }
 
+/* Connection setup and device events are rare: look at them once every
+ * this many progress calls, so the loop that waits for a message polls
+ * little more than the CQs. */
+#define CONTROL_EVERY 16
+
 int openib_component_progress(void)
 {
+    static unsigned tick;
     int i, count = 0;
 
     for (i = 0; i < mca_btl_openib_component.num_modules; ++i) {
@@ -147,8 +153,10 @@ int openib_component_progress(void)
             }
         }
     }
-    count += openib_async_progress();
-    count += openib_cpc_oob_progress();
-    count += openib_cpc_rdma_cm_progress();
+    if (OPAL_UNLIKELY(0 == (++tick % CONTROL_EVERY))) {
+        count += openib_async_progress();
+        count += openib_cpc_oob_progress();
+        count += openib_cpc_rdma_cm_progress();
+    }
     return count;
 }
