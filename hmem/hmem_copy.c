@@ -170,7 +170,17 @@ ssize_t openib_hmem_copy_from_buf(const struct openib_hmem_object *obj,
                                   const void *hmem_src, size_t len)
 {
     const struct iovec iov = { .iov_base = (void *) hmem_src, .iov_len = len };
+    const struct hmem_obj *o = hmem_obj_of(obj);
+    union openib_hmem_op op;
 
+    /* The eager send path: host memory, no override. One memcpy, no walk. */
+    if (HMEM_LIKELY(NULL != o && OPENIB_HMEM_SYSTEM == iface)) {
+        __atomic_load(&o->ovr[OPENIB_HMEM_OP_COPY_FROM_HMEM_IOV], &op, __ATOMIC_ACQUIRE);
+        if (HMEM_LIKELY(NULL == op.copy_from_hmem_iov)) {
+            memcpy(dst, hmem_src, len);
+            return hmem_account(o, OPENIB_HMEM_OP_COPY_FROM_HMEM_IOV, (ssize_t) len, len, false);
+        }
+    }
     return openib_hmem_copy_from_iov(obj, iface, device, dst, len, &iov, 1, 0);
 }
 
