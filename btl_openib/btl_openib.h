@@ -115,7 +115,6 @@ typedef struct mca_btl_openib_module {
     opal_list_t stalled;                 /* endpoints with sends waiting for credits */
     mca_btl_base_module_error_cb_fn_t error_cb;
     struct openib_stats stats;
-    opal_recursive_mutex_t lock;
 } mca_btl_openib_module_t;
 
 /* One RC QP of an endpoint and its flow control. */
@@ -176,7 +175,6 @@ struct mca_btl_openib_component {
     struct openib_rq_spec rq;
     int output;                          /* opal_output stream for verbose */
     struct openib_hmem_object *hmem_root;
-    bool warned_no_device;
 };
 typedef struct mca_btl_openib_component mca_btl_openib_component_t;
 

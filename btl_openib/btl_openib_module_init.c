@@ -115,7 +115,6 @@ int openib_module_init(mca_btl_openib_module_t *m)
     OBJ_CONSTRUCT(&m->qp_map, opal_hash_table_t);
     opal_hash_table_init(&m->qp_map, 256);
     OBJ_CONSTRUCT(&m->stalled, opal_list_t);
-    OBJ_CONSTRUCT(&m->lock, opal_recursive_mutex_t);
 
     if (cqe > m->dev->attr.max_cqe) {
         cqe = m->dev->attr.max_cqe;
@@ -197,7 +196,6 @@ int openib_module_fini(mca_btl_openib_module_t *m)
     OBJ_DESTRUCT(&m->endpoints);
     OBJ_DESTRUCT(&m->qp_map);
     OBJ_DESTRUCT(&m->stalled);
-    OBJ_DESTRUCT(&m->lock);
     if (m->stats.sends + m->stats.recvs) {
         OPENIB_VERBOSE(10, "%s:%d statistics: sends %llu (%llu bytes, %llu inline, %llu in place), receives %llu "
                        "(%llu bytes), puts %llu, gets %llu, atomics %llu, credit writes %llu, "
