@@ -70,7 +70,7 @@ struct openib_bounce_handle {
 struct openib_stats {
     uint64_t sends, send_bytes, recvs, recv_bytes;
     uint64_t puts, gets, atomics, credit_writes, inline_sends, queued_for_credits;
-    uint64_t inplace_sends;
+    uint64_t inplace_sends, bounced;
 };
 
 enum openib_frag_kind {

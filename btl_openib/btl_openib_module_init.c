@@ -198,7 +198,7 @@ int openib_module_fini(mca_btl_openib_module_t *m)
     OBJ_DESTRUCT(&m->stalled);
     if (m->stats.sends + m->stats.recvs) {
         OPENIB_VERBOSE(10, "%s:%d statistics: sends %llu (%llu bytes, %llu inline, %llu in place), receives %llu "
-                       "(%llu bytes), puts %llu, gets %llu, atomics %llu, credit writes %llu, "
+                       "(%llu bytes), puts %llu, gets %llu, bounced %llu, atomics %llu, credit writes %llu, "
                        "waits for credits %llu",
                        m->dev->name, m->port_num, (unsigned long long) m->stats.sends,
                        (unsigned long long) m->stats.send_bytes,
@@ -207,6 +207,7 @@ int openib_module_fini(mca_btl_openib_module_t *m)
                        (unsigned long long) m->stats.recvs,
                        (unsigned long long) m->stats.recv_bytes,
                        (unsigned long long) m->stats.puts, (unsigned long long) m->stats.gets,
+                       (unsigned long long) m->stats.bounced,
                        (unsigned long long) m->stats.atomics,
                        (unsigned long long) m->stats.credit_writes,
                        (unsigned long long) m->stats.queued_for_credits);

@@ -79,6 +79,7 @@ static int stage_bounce(mca_btl_openib_module_t *m, openib_frag_t *f, size_t siz
     }
     f->sge[0].addr = (uintptr_t) f->bounce;
     f->sge[0].lkey = f->bounce_handle->lkey;
+    m->stats.bounced++;
     return OPAL_SUCCESS;
 }
 
