@@ -100,7 +100,7 @@ void openib_credits_maybe_return(mca_btl_openib_endpoint_t *ep)
             .lkey = ep->credit_src_mr->lkey,
         };
         wr = (struct ibv_send_wr) {
-            .wr_id = (uintptr_t) ep | OPENIB_WRID_CREDIT, /* completion frees the WQE */
+            .wr_id = OPENIB_WRID_MAKE(ep, 0), /* completion frees the WQE */
             .sg_list = &sge,
             .num_sge = 1,
             .opcode = IBV_WR_RDMA_WRITE,

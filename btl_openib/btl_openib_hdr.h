@@ -14,9 +14,13 @@
 #define OPENIB_TAG_CREDIT 0
 #define OPENIB_NO_CREDIT_QP 0xff
 
-/* wr_id of a credit RDMA write: the endpoint pointer with this bit set
- * (fragments and endpoints are at least 8-byte aligned). */
-#define OPENIB_WRID_CREDIT 1u
+/* wr_id of a work request without a fragment (credit writes, fragment-less
+ * inline sends): the endpoint pointer | queue << 1 | 1. Fragments and
+ * endpoints are 16-byte aligned, so bit 0 tells the two apart. */
+#define OPENIB_WRID_CTRL 1u
+#define OPENIB_WRID_MAKE(ep, q) ((uintptr_t) (ep) | ((uintptr_t) (q) << 1) | OPENIB_WRID_CTRL)
+#define OPENIB_WRID_EP(id) ((void *) (uintptr_t) ((id) & ~(uint64_t) 15))
+#define OPENIB_WRID_QUEUE(id) ((int) (((id) >> 1) & 7))
 
 struct openib_hdr {
     uint8_t tag;          /* PML tag, or OPENIB_TAG_CREDIT */

@@ -11,6 +11,7 @@
 #include "opal/util/bit_ops.h"
 
 #include "btl_openib/btl_openib.h"
+#include "btl_openib/btl_openib_credits.h"
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_hmem_glue.h"
 #include "btl_openib/btl_openib_rdma.h"
@@ -184,6 +185,73 @@ static int openib_send(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
     return openib_ep_submit(ep, f);
 }
 
+/*
+ * The smallest messages skip the fragment: our header, the PML's header and
+ * the payload go as three inline SGEs straight from where they are, when
+ * the payload is contiguous host memory that no HMEM override wants to copy
+ * (then the NIC's inline copy is the only copy, as the default hook would
+ * be). Returns OPAL_ERR_NOT_SUPPORTED when this path does not apply.
+ */
+static int sendi_inline(mca_btl_openib_module_t *m, mca_btl_base_endpoint_t *ep,
+                        opal_convertor_t *conv, void *header, size_t header_size,
+                        size_t payload_size, mca_btl_base_tag_t tag)
+{
+    size_t total = sizeof(struct openib_hdr) + header_size + payload_size;
+    struct openib_hdr hdr = { .tag = tag };
+    struct ibv_sge sge[3];
+    struct ibv_send_wr wr;
+    struct openib_ep_qp *qp;
+    void *payload = NULL;
+    int q;
+
+    if (total > m->max_inline) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    if (payload_size) {
+        if (opal_convertor_need_buffers(conv)) {
+            return OPAL_ERR_NOT_SUPPORTED;
+        }
+        opal_convertor_get_current_pointer(conv, &payload);
+        if (!openib_hmem_is_plain_host(m->dev->hmem, payload)) {
+            return OPAL_ERR_NOT_SUPPORTED;
+        }
+    }
+    q = openib_rq_spec_pick(&mca_btl_openib_component.rq, total);
+    if (q < 0) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    qp = &ep->qps[q];
+    if (!opal_list_is_empty(&qp->pending) || qp->sd_wqe <= 0 ||
+        openib_credits_available(qp, q) <= 0) {
+        return OPAL_ERR_NOT_SUPPORTED; /* the fragment path queues it */
+    }
+    openib_credits_stamp(ep, &hdr);
+    sge[0] = (struct ibv_sge) { .addr = (uintptr_t) &hdr, .length = sizeof(hdr) };
+    sge[1] = (struct ibv_sge) { .addr = (uintptr_t) header, .length = (uint32_t) header_size };
+    sge[2] = (struct ibv_sge) { .addr = (uintptr_t) payload, .length = (uint32_t) payload_size };
+    wr = (struct ibv_send_wr) {
+        .wr_id = OPENIB_WRID_MAKE(ep, q),
+        .sg_list = sge,
+        .num_sge = payload_size ? 3 : 2,
+        .opcode = IBV_WR_SEND,
+        .send_flags = IBV_SEND_INLINE,
+    };
+    if (OPAL_UNLIKELY(openib_qp_post(ep, q, &wr, false))) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    if (openib_queue_is_pp(q)) {
+        qp->sent++;
+    }
+    m->stats.sends++;
+    m->stats.inline_sends++;
+    m->stats.send_bytes += total - sizeof(hdr);
+    if (payload_size) {
+        size_t pos = conv->bConverted + payload_size;
+        opal_convertor_set_position(conv, &pos);
+    }
+    return OPAL_SUCCESS;
+}
+
 static int openib_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
                         opal_convertor_t *conv, void *header, size_t header_size,
                         size_t payload_size, uint8_t order, uint32_t flags,
@@ -200,6 +268,9 @@ static int openib_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
             *descriptor = openib_alloc(btl, ep, order, total, flags);
         }
         return OPAL_ERR_RESOURCE_BUSY;
+    }
+    if (OPAL_SUCCESS == sendi_inline(m, ep, conv, header, header_size, payload_size, tag)) {
+        return OPAL_SUCCESS;
     }
     f = openib_frag_alloc_send(m, total);
     if (OPAL_UNLIKELY(NULL == f)) {

@@ -64,9 +64,9 @@ static void handle_send_done(mca_btl_openib_module_t *m, const struct openib_com
 {
     mca_btl_openib_endpoint_t *ep;
 
-    if (c->id & OPENIB_WRID_CREDIT) {
-        ep = (mca_btl_openib_endpoint_t *) (uintptr_t) (c->id & ~(uint64_t) OPENIB_WRID_CREDIT);
-        openib_qp_reclaim(ep, 0);
+    if (c->id & OPENIB_WRID_CTRL) {
+        ep = OPENIB_WRID_EP(c->id);
+        openib_qp_reclaim(ep, OPENIB_WRID_QUEUE(c->id));
     } else {
         openib_frag_t *f = (openib_frag_t *) (uintptr_t) c->id;
         ep = f->ep;
@@ -94,8 +94,9 @@ static void handle_error(mca_btl_openib_module_t *m, const struct openib_complet
     }
     if (c->is_recv) {
         openib_frag_return((openib_frag_t *) (uintptr_t) c->id);
-    } else if (c->id & OPENIB_WRID_CREDIT) {
-        /* nothing to complete */
+    } else if (c->id & OPENIB_WRID_CTRL) {
+        mca_btl_openib_endpoint_t *cep = OPENIB_WRID_EP(c->id);
+        openib_qp_reclaim(cep, OPENIB_WRID_QUEUE(c->id));
     } else {
         openib_frag_t *f = (openib_frag_t *) (uintptr_t) c->id;
         if (f->ep) {

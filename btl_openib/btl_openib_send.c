@@ -89,7 +89,7 @@ int openib_qp_post(mca_btl_openib_endpoint_t *ep, int q, struct ibv_send_wr *wr,
 static int post_now(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
 {
     struct openib_ep_qp *qp = &ep->qps[f->qp];
-    bool need_signal = true;
+    bool need_signal = true, early_return = false;
     int rc;
 
     if (f->kind == OPENIB_FRAG_SEND) {
@@ -119,9 +119,15 @@ static int post_now(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
             f->swr.send_flags = IBV_SEND_INLINE;
             ep->module->stats.inline_sends++;
             /* The data is in the WQE already: a fragment nobody waits for
-             * can go back now, and needs no completion. */
-            need_signal = !(f->des.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) ||
-                          NULL != f->des.des_cbfunc;
+             * goes back now and needs no completion. Its WR then names the
+             * endpoint, not the fragment, for when it is signaled anyway
+             * (every SIGNAL_EVERY WRs) or flushed by an error. */
+            early_return = (f->des.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) &&
+                           NULL == f->des.des_cbfunc;
+            if (early_return) {
+                need_signal = false;
+                f->swr.wr_id = OPENIB_WRID_MAKE(ep, f->qp);
+            }
         }
     }
     rc = openib_qp_post(ep, f->qp, &f->swr, need_signal);
@@ -135,7 +141,7 @@ static int post_now(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
         }
         ep->module->stats.sends++;
         ep->module->stats.send_bytes += f->len - sizeof(struct openib_hdr);
-        if (!(f->swr.send_flags & IBV_SEND_SIGNALED)) {
+        if (early_return) {
             openib_frag_return(f);
         }
     }

@@ -184,6 +184,24 @@ ssize_t openib_hmem_copy_from_buf(const struct openib_hmem_object *obj,
     return openib_hmem_copy_from_iov(obj, iface, device, dst, len, &iov, 1, 0);
 }
 
+bool openib_hmem_is_plain_host(const struct openib_hmem_object *obj, const void *addr)
+{
+    const struct hmem_obj *o = hmem_obj_of(obj);
+    enum openib_hmem_iface iface;
+    union openib_hmem_op op;
+    uint64_t dev;
+
+    if (HMEM_UNLIKELY(NULL == o)) {
+        return false;
+    }
+    __atomic_load(&o->ovr[OPENIB_HMEM_OP_COPY_FROM_HMEM_IOV], &op, __ATOMIC_ACQUIRE);
+    if (NULL != op.copy_from_hmem_iov) {
+        return false;
+    }
+    openib_hmem_detect(addr, &iface, &dev);
+    return OPENIB_HMEM_SYSTEM == iface;
+}
+
 ssize_t openib_hmem_copy_to_buf(const struct openib_hmem_object *obj,
                                 enum openib_hmem_iface iface, uint64_t device, void *hmem_dst,
                                 const void *src, size_t len)

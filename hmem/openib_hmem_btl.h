@@ -115,6 +115,11 @@ bool openib_hmem_iface_has_copy(enum openib_hmem_iface iface);
 /* One line for logs: "cuda: not available: libcuda.so.1 not found (...)". */
 const char *openib_hmem_iface_status(enum openib_hmem_iface iface);
 
+/* True when copying from addr with obj would be a plain memcpy: host memory
+ * and no copy_from override. Lets the send path hand such bytes straight to
+ * the NIC (inline) instead of staging them, without bypassing an override. */
+bool openib_hmem_is_plain_host(const struct openib_hmem_object *obj, const void *addr);
+
 /* Which interface addr belongs to, and its device id. Without CUDA this is
  * one branch returning SYSTEM; with CUDA one driver query. Returns 0. */
 int openib_hmem_detect(const void *addr, enum openib_hmem_iface *iface, uint64_t *device);
