@@ -71,6 +71,7 @@ struct openib_stats {
     uint64_t sends, send_bytes, recvs, recv_bytes;
     uint64_t puts, gets, atomics, credit_writes, inline_sends, queued_for_credits;
     uint64_t inplace_sends, bounced;
+    uint64_t eager_rdma_sends, eager_rdma_recvs, eager_rdma_rings;
 };
 
 enum openib_frag_kind {
@@ -113,6 +114,8 @@ typedef struct mca_btl_openib_module {
     opal_pointer_array_t endpoints;      /* every endpoint of this module */
     opal_hash_table_t qp_map;            /* local QP number -> endpoint */
     opal_list_t stalled;                 /* endpoints with sends waiting for credits */
+    struct mca_btl_base_endpoint_t **eager_eps; /* endpoints whose ring we poll */
+    int num_eager;
     mca_btl_base_module_error_cb_fn_t error_cb;
     struct openib_stats stats;
 } mca_btl_openib_module_t;
@@ -134,6 +137,28 @@ struct openib_ep_qp {
     uint32_t advertised;     /* the last `reposted` value the peer was told */
     opal_list_t pending;     /* frags waiting for a WQE or a credit, in order */
 };
+
+/* Eager RDMA (btl_openib_eager_rdma.c): per direction, a ring of slots the
+ * receiver polls in memory. */
+struct openib_eager_rdma {
+    /* receiving: our ring, written by the peer */
+    char *ring;
+    struct ibv_mr *ring_mr;
+    uint32_t recv_n;           /* messages taken from the ring, ever */
+    uint32_t recv_advertised;  /* the last recv_n the peer was told */
+    uint32_t seen;             /* messages received the other way (threshold) */
+    bool offered;
+    bool busy;                 /* a message of this ring is being delivered */
+    /* sending: the peer's ring (peer_rkey 0: none) */
+    uint64_t peer_addr;
+    uint32_t peer_rkey, peer_slots, peer_slot_size;
+    uint32_t sent_n;           /* messages written, ever */
+    uint32_t peer_returned;    /* slots the peer consumed, ever (learned) */
+};
+
+/* Credit mailbox entries: one per receive queue, then the eager ring's. */
+#define OPENIB_MAILBOX_EAGER OPENIB_MAX_QUEUES
+#define OPENIB_MAILBOX_ENTRIES (OPENIB_MAX_QUEUES + 1)
 
 
 struct mca_btl_base_endpoint_t {
@@ -161,6 +186,7 @@ struct mca_btl_base_endpoint_t {
     struct ibv_mr *credit_src_mr;
     uint64_t peer_mailbox_addr;
     uint32_t peer_mailbox_rkey;
+    struct openib_eager_rdma eager;
     char desc[96];                       /* "rank 1 (node) port rxe0:1" */
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_openib_endpoint_t;
@@ -209,6 +235,10 @@ int openib_modex_recv(opal_proc_t *proc, struct openib_modex_port *ports, int ma
 
 /* progress (btl_openib_progress.c) */
 int openib_component_progress(void);
+/* Hand a received message to its owner: the PML's callback for PML tags,
+ * ours for OPENIB_TAG_EAGER_RDMA. data/len: after our wire header. */
+void openib_deliver(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep, uint8_t tag,
+                    void *data, size_t len);
 
 /* help (btl_openib_component.c) */
 void openib_show_help(const char *topic, bool want_error_header, ...);

@@ -8,11 +8,13 @@
 #include <string.h>
 
 #include "opal/constants.h"
+#include "opal/runtime/opal_params.h"
 #include "opal/mca/btl/base/base.h"
 #include "opal/util/show_help.h"
 
 #include "openib_config.h"
 #include "btl_openib/btl_openib.h"
+#include "btl_openib/btl_openib_eager_layout.h"
 #include "btl_openib/btl_openib_hmem_glue.h"
 #include "mca/btl_openib_params.h"
 
@@ -104,6 +106,33 @@ static int openib_close(void)
     return OPAL_SUCCESS;
 }
 
+/* One eager-RDMA setting against its valid range; shows why it is not. */
+static bool eager_param_ok(const char *name, int value, int lo, int hi, bool multiple_of_8,
+                           const char *valid)
+{
+    if (value >= lo && value <= hi && (!multiple_of_8 || value % 8 == 0)) {
+        return true;
+    }
+    openib_show_help("bad-eager-rdma", true, name, opal_process_info.nodename, value, valid);
+    return false;
+}
+
+static int check_eager_rdma_params(void)
+{
+    if (!eager_param_ok("eager_rdma_num", openib_params.eager_rdma_num, 0, 65536, false,
+                        "0 (off) to 65536 peers per port") ||
+        !eager_param_ok("eager_rdma_threshold", openib_params.eager_rdma_threshold, 1, INT32_MAX,
+                        false, "1 or more messages") ||
+        !eager_param_ok("eager_rdma_slots", openib_params.eager_rdma_slots,
+                        OPENIB_EAGER_MIN_SLOTS, OPENIB_EAGER_MAX_SLOTS, false, "2 to 4096 slots") ||
+        !eager_param_ok("eager_rdma_slot_size", openib_params.eager_rdma_slot_size,
+                        OPENIB_EAGER_MIN_SLOT, OPENIB_EAGER_MAX_SLOT, true,
+                        "a multiple of 8 from 64 to 65536 bytes")) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    return OPAL_SUCCESS;
+}
+
 static int check_selection_params(void)
 {
     char bad[128], why[160];
@@ -122,7 +151,7 @@ static int check_selection_params(void)
                          openib_params.receive_queues, bad, why);
         return rc;
     }
-    return OPAL_SUCCESS;
+    return check_eager_rdma_params();
 }
 
 static mca_btl_base_module_t **openib_init(int *num_btls, bool enable_progress_threads,
@@ -154,6 +183,10 @@ static mca_btl_base_module_t **openib_init(int *num_btls, bool enable_progress_t
         openib_devices_close();
         return NULL;
     }
+    /* The registration cache turns leave_pinned on when memory hooks can
+     * invalidate it; ob1 then uses RDMA get for every large message. */
+    OPENIB_VERBOSE(10, "mpi_leave_pinned %d after the registration cache was created",
+                   opal_leave_pinned);
     rc = openib_modex_send();
     if (OPAL_SUCCESS != rc) {
         OPENIB_VERBOSE(1, "publishing our ports failed (%d); openib disabled", rc);

@@ -29,6 +29,13 @@ void openib_credits_stamp(mca_btl_openib_endpoint_t *ep, struct openib_hdr *hdr)
         }
     }
     hdr->reserved = 0;
+    /* Eager-RDMA ring slots compete like another queue. */
+    if (ep->eager.ring && ep->eager.recv_n - ep->eager.recv_advertised > best) {
+        hdr->cr_qp = OPENIB_EAGER_CR_QP;
+        hdr->credits = (uint16_t) ep->eager.recv_n;
+        ep->eager.recv_advertised = ep->eager.recv_n;
+        return;
+    }
     if (pick < 0) {
         hdr->cr_qp = OPENIB_NO_CREDIT_QP;
         hdr->credits = 0;
@@ -39,20 +46,26 @@ void openib_credits_stamp(mca_btl_openib_endpoint_t *ep, struct openib_hdr *hdr)
     ep->qps[pick].advertised = ep->qps[pick].reposted;
 }
 
+/* Serial arithmetic: a stale (older) 16-bit value must not move *count back. */
+static void learn_serial16(uint32_t *count, uint16_t value)
+{
+    uint16_t delta = (uint16_t) (value - (uint16_t) *count);
+
+    if (delta && delta < 0x8000) {
+        *count += delta;
+    }
+}
+
 void openib_credits_from_hdr(mca_btl_openib_endpoint_t *ep, const struct openib_hdr *hdr)
 {
-    struct openib_ep_qp *qp;
-    uint16_t delta;
-
+    if (hdr->cr_qp == OPENIB_EAGER_CR_QP) {
+        learn_serial16(&ep->eager.peer_returned, hdr->credits);
+        return;
+    }
     if (hdr->cr_qp >= ep->num_qps || !openib_queue_is_pp(hdr->cr_qp)) {
         return;
     }
-    qp = &ep->qps[hdr->cr_qp];
-    /* Serial arithmetic: a stale (older) value must not move us backwards. */
-    delta = (uint16_t) (hdr->credits - (uint16_t) qp->peer_returned);
-    if (delta && delta < 0x8000) {
-        qp->peer_returned += delta;
-    }
+    learn_serial16(&ep->qps[hdr->cr_qp].peer_returned, hdr->credits);
 }
 
 bool openib_credits_from_mailbox(mca_btl_openib_endpoint_t *ep)
@@ -70,14 +83,57 @@ bool openib_credits_from_mailbox(mca_btl_openib_endpoint_t *ep)
             any = true;
         }
     }
+    if ((int32_t) (ep->mailbox[OPENIB_MAILBOX_EAGER] - ep->eager.peer_returned) > 0) {
+        ep->eager.peer_returned = ep->mailbox[OPENIB_MAILBOX_EAGER];
+        any = true;
+    }
     return any;
+}
+
+int openib_credits_write(mca_btl_openib_endpoint_t *ep, int idx, uint32_t value)
+{
+    struct ibv_send_wr wr;
+    struct ibv_sge sge;
+    int rc;
+
+    /* One send WQE is kept back for this so credits can always flow. */
+    if (ep->qps[0].sd_wqe <= 0) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    ep->credit_src[idx] = value;
+    sge = (struct ibv_sge) {
+        .addr = (uintptr_t) &ep->credit_src[idx],
+        .length = sizeof(uint32_t),
+        .lkey = ep->credit_src_mr->lkey,
+    };
+    wr = (struct ibv_send_wr) {
+        .wr_id = OPENIB_WRID_MAKE(ep, 0), /* completion frees the WQE */
+        .sg_list = &sge,
+        .num_sge = 1,
+        .opcode = IBV_WR_RDMA_WRITE,
+        .send_flags = IBV_SEND_INLINE,
+        .wr.rdma = {
+            .remote_addr = ep->peer_mailbox_addr + (uint64_t) idx * sizeof(uint32_t),
+            .rkey = ep->peer_mailbox_rkey,
+        },
+    };
+    if (ep->module->max_inline < sizeof(uint32_t)) {
+        wr.send_flags &= ~IBV_SEND_INLINE;
+    }
+    /* An inline write needs no completion; otherwise credit_src must stay
+     * untouched until it completes, which signaling guarantees. */
+    rc = openib_qp_post(ep, 0, &wr, !(wr.send_flags & IBV_SEND_INLINE));
+    if (rc) {
+        OPENIB_VERBOSE(1, "returning credits to %s failed: %s", ep->desc, strerror(rc));
+        return OPAL_ERROR;
+    }
+    ep->module->stats.credit_writes++;
+    return OPAL_SUCCESS;
 }
 
 void openib_credits_maybe_return(mca_btl_openib_endpoint_t *ep)
 {
-    struct ibv_send_wr wr;
-    struct ibv_sge sge;
-    int q, rc;
+    int q;
 
     if (ep->conn.state != OPENIB_CONN_CONNECTED || 0 == ep->peer_mailbox_rkey) {
         return;
@@ -89,38 +145,9 @@ void openib_credits_maybe_return(mca_btl_openib_endpoint_t *ep)
             qp->reposted - qp->advertised < mca_btl_openib_component.rq.q[q].window) {
             continue;
         }
-        /* One send WQE is kept back for this so credits can always flow. */
-        if (ep->qps[0].sd_wqe <= 0) {
-            return;
-        }
-        ep->credit_src[q] = qp->reposted;
-        sge = (struct ibv_sge) {
-            .addr = (uintptr_t) &ep->credit_src[q],
-            .length = sizeof(uint32_t),
-            .lkey = ep->credit_src_mr->lkey,
-        };
-        wr = (struct ibv_send_wr) {
-            .wr_id = OPENIB_WRID_MAKE(ep, 0), /* completion frees the WQE */
-            .sg_list = &sge,
-            .num_sge = 1,
-            .opcode = IBV_WR_RDMA_WRITE,
-            .send_flags = IBV_SEND_INLINE,
-            .wr.rdma = {
-                .remote_addr = ep->peer_mailbox_addr + q * sizeof(uint32_t),
-                .rkey = ep->peer_mailbox_rkey,
-            },
-        };
-        if (ep->module->max_inline < sizeof(uint32_t)) {
-            wr.send_flags &= ~IBV_SEND_INLINE;
-        }
-        /* An inline write needs no completion; otherwise credit_src must stay
-         * untouched until it completes, which signaling guarantees. */
-        rc = openib_qp_post(ep, 0, &wr, !(wr.send_flags & IBV_SEND_INLINE));
-        if (rc) {
-            OPENIB_VERBOSE(1, "returning credits to %s failed: %s", ep->desc, strerror(rc));
+        if (OPAL_SUCCESS != openib_credits_write(ep, q, qp->reposted)) {
             return;
         }
         qp->advertised = qp->reposted;
-        ep->module->stats.credit_writes++;
     }
 }

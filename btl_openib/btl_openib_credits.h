@@ -40,5 +40,8 @@ bool openib_credits_from_mailbox(mca_btl_openib_endpoint_t *ep);
 
 /* After reposting: return credits explicitly if a window's worth is owed. */
 void openib_credits_maybe_return(mca_btl_openib_endpoint_t *ep);
+/* RDMA-write `value` into mailbox entry idx of the peer (OPENIB_MAILBOX_*).
+ * OPAL_ERR_OUT_OF_RESOURCE when no send WQE is free (try again later). */
+int openib_credits_write(mca_btl_openib_endpoint_t *ep, int idx, uint32_t value);
 
 #endif

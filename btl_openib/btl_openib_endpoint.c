@@ -13,6 +13,7 @@
 
 #include "btl_openib/btl_openib.h"
 #include "btl_openib/btl_openib_credits.h"
+#include "btl_openib/btl_openib_eager_rdma.h"
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_send.h"
 #include "mca/btl_openib_params.h"
@@ -29,7 +30,7 @@ static enum ibv_mtu mtu_to_enum(uint32_t bytes)
 static int create_mailbox(mca_btl_openib_endpoint_t *ep)
 {
     struct ibv_pd *pd = ep->module->dev->pd;
-    size_t sz = OPENIB_MAX_QUEUES * sizeof(uint32_t);
+    size_t sz = OPENIB_MAILBOX_ENTRIES * sizeof(uint32_t);
 
     ep->mailbox = calloc(1, sz);
     ep->credit_src = calloc(1, sz);
@@ -492,6 +493,7 @@ void openib_endpoint_destroy(mca_btl_openib_endpoint_t *ep)
     if (ep->stalled) {
         opal_list_remove_item(&m->stalled, &ep->super);
     }
+    openib_eager_rdma_fini(ep); /* the QPs are gone: nothing writes the ring now */
     if (ep->mailbox_mr && ibv_dereg_mr(ep->mailbox_mr)) {
         OPENIB_VERBOSE(1, "deregistering the credit mailbox of %s failed: %s", ep->desc,
                        strerror(errno));

@@ -10,9 +10,12 @@
 
 #include <stdint.h>
 
-/* Tag of a message that only carries credits (never given to the PML). */
-#define OPENIB_TAG_CREDIT 0
+/* Tags below MCA_BTL_TAG_PML (0x40) are ours and never reach the PML. */
+#define OPENIB_TAG_CREDIT 0       /* only carries credits */
+#define OPENIB_TAG_EAGER_RDMA 1   /* an eager-RDMA ring offer */
+#define OPENIB_TAG_PML_FIRST 0x40 /* MCA_BTL_TAG_PML */
 #define OPENIB_NO_CREDIT_QP 0xff
+#define OPENIB_EAGER_CR_QP 0xfe   /* credits are eager-RDMA ring slots */
 
 /* wr_id of a work request without a fragment (credit writes, fragment-less
  * inline sends): the endpoint pointer | queue << 1 | 1. Fragments and
@@ -24,7 +27,8 @@
 
 struct openib_hdr {
     uint8_t tag;          /* PML tag, or OPENIB_TAG_CREDIT */
-    uint8_t cr_qp;        /* per-peer queue the credits refer to, or OPENIB_NO_CREDIT_QP */
+    uint8_t cr_qp;        /* per-peer queue the credits refer to, OPENIB_EAGER_CR_QP
+                             or OPENIB_NO_CREDIT_QP */
     uint16_t credits;     /* low 16 bits of the sender's cumulative reposted
                              count for cr_qp (serial arithmetic on receipt) */
     uint32_t reserved;    /* zero */

@@ -12,6 +12,7 @@
 
 #include "btl_openib/btl_openib.h"
 #include "btl_openib/btl_openib_credits.h"
+#include "btl_openib/btl_openib_eager_rdma.h"
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_hmem_glue.h"
 #include "btl_openib/btl_openib_rdma.h"
@@ -185,6 +186,15 @@ static int openib_send(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
     return openib_ep_submit(ep, f);
 }
 
+/* The payload went out from where it is: move the convertor past it. */
+static void consume_payload(opal_convertor_t *conv, size_t payload_size)
+{
+    if (payload_size) {
+        size_t pos = conv->bConverted + payload_size;
+        opal_convertor_set_position(conv, &pos);
+    }
+}
+
 /*
  * The smallest messages skip the fragment: our header, the PML's header and
  * the payload go as three inline SGEs straight from where they are, when
@@ -216,6 +226,11 @@ static int sendi_inline(mca_btl_openib_module_t *m, mca_btl_base_endpoint_t *ep,
             return OPAL_ERR_NOT_SUPPORTED;
         }
     }
+    if (ep->eager.peer_rkey &&
+        OPAL_SUCCESS == openib_eager_rdma_sendi(ep, header, header_size, payload, payload_size, tag)) {
+        consume_payload(conv, payload_size);
+        return OPAL_SUCCESS;
+    }
     q = openib_rq_spec_pick(&mca_btl_openib_component.rq, total);
     if (q < 0) {
         return OPAL_ERR_NOT_SUPPORTED;
@@ -245,10 +260,7 @@ static int sendi_inline(mca_btl_openib_module_t *m, mca_btl_base_endpoint_t *ep,
     m->stats.sends++;
     m->stats.inline_sends++;
     m->stats.send_bytes += total - sizeof(hdr);
-    if (payload_size) {
-        size_t pos = conv->bConverted + payload_size;
-        opal_convertor_set_position(conv, &pos);
-    }
+    consume_payload(conv, payload_size);
     return OPAL_SUCCESS;
 }
 

@@ -196,10 +196,12 @@ int openib_module_fini(mca_btl_openib_module_t *m)
     OBJ_DESTRUCT(&m->endpoints);
     OBJ_DESTRUCT(&m->qp_map);
     OBJ_DESTRUCT(&m->stalled);
+    free(m->eager_eps); /* empty: every endpoint released its ring */
+    m->eager_eps = NULL;
     if (m->stats.sends + m->stats.recvs) {
         OPENIB_VERBOSE(10, "%s:%d statistics: sends %llu (%llu bytes, %llu inline, %llu in place), receives %llu "
                        "(%llu bytes), puts %llu, gets %llu, bounced %llu, atomics %llu, credit writes %llu, "
-                       "waits for credits %llu",
+                       "waits for credits %llu, eager_rdma_sent %llu, eager_rdma_received %llu, eager_rdma_rings %llu",
                        m->dev->name, m->port_num, (unsigned long long) m->stats.sends,
                        (unsigned long long) m->stats.send_bytes,
                        (unsigned long long) m->stats.inline_sends,
@@ -210,7 +212,10 @@ int openib_module_fini(mca_btl_openib_module_t *m)
                        (unsigned long long) m->stats.bounced,
                        (unsigned long long) m->stats.atomics,
                        (unsigned long long) m->stats.credit_writes,
-                       (unsigned long long) m->stats.queued_for_credits);
+                       (unsigned long long) m->stats.queued_for_credits,
+                       (unsigned long long) m->stats.eager_rdma_sends,
+                       (unsigned long long) m->stats.eager_rdma_recvs,
+                       (unsigned long long) m->stats.eager_rdma_rings);
     }
     return OPAL_SUCCESS;
 }

@@ -9,10 +9,36 @@
 
 #include "btl_openib/btl_openib_async.h"
 #include "btl_openib/btl_openib_credits.h"
+#include "btl_openib/btl_openib_eager_rdma.h"
 #include "btl_openib/btl_openib_send.h"
 #include "btl_openib/btl_openib_wc.h"
 #include "connect/cpc_oob.h"
 #include "mca/btl_openib_params.h"
+
+void openib_deliver(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep, uint8_t tag,
+                    void *data, size_t len)
+{
+    if (OPAL_LIKELY(tag >= OPENIB_TAG_PML_FIRST)) {
+        const mca_btl_active_message_callback_t *reg = mca_btl_base_active_message_trigger + tag;
+        mca_btl_base_segment_t seg = {
+            .seg_addr.pval = data,
+            .seg_len = len,
+        };
+        mca_btl_base_descriptor_t des = {
+            .des_segments = &seg,
+            .des_segment_count = 1,
+        };
+
+        m->stats.recvs++;
+        m->stats.recv_bytes += len;
+        if (OPAL_LIKELY(reg->cbfunc)) {
+            reg->cbfunc(&m->super, tag, &des, reg->cbdata);
+        }
+    } else if (tag == OPENIB_TAG_EAGER_RDMA) {
+        openib_eager_rdma_on_offer(ep, data, len);
+    }
+    /* OPENIB_TAG_CREDIT: the credits were all it carried */
+}
 
 static void handle_recv(mca_btl_openib_module_t *m, const struct openib_completion *c)
 {
@@ -27,24 +53,7 @@ static void handle_recv(mca_btl_openib_module_t *m, const struct openib_completi
         return;
     }
     openib_credits_from_hdr(ep, hdr);
-    if (OPAL_LIKELY(hdr->tag != OPENIB_TAG_CREDIT)) {
-        const mca_btl_active_message_callback_t *reg =
-            mca_btl_base_active_message_trigger + hdr->tag;
-        mca_btl_base_segment_t seg = {
-            .seg_addr.pval = hdr + 1,
-            .seg_len = c->length - sizeof(*hdr),
-        };
-        mca_btl_base_descriptor_t des = {
-            .des_segments = &seg,
-            .des_segment_count = 1,
-        };
-
-        m->stats.recvs++;
-        m->stats.recv_bytes += seg.seg_len;
-        if (OPAL_LIKELY(reg->cbfunc)) {
-            reg->cbfunc(&m->super, hdr->tag, &des, reg->cbdata);
-        }
-    }
+    openib_deliver(m, ep, hdr->tag, hdr + 1, c->length - sizeof(*hdr));
     /* Give the buffer back to the hardware, then owe the peer a credit. */
     f->ep = ep;
     if (OPAL_LIKELY(OPAL_SUCCESS == openib_post_recv(m, ep, f))) {
@@ -54,6 +63,9 @@ static void handle_recv(mca_btl_openib_module_t *m, const struct openib_completi
         }
     } else {
         openib_frag_return(f);
+    }
+    if (hdr->tag >= OPENIB_TAG_PML_FIRST) {
+        openib_eager_rdma_note_recv(ep);
     }
     if (ep->stalled) {
         openib_ep_drain(ep);
@@ -147,6 +159,9 @@ int openib_component_progress(void)
     for (i = 0; i < mca_btl_openib_component.num_modules; ++i) {
         mca_btl_openib_module_t *m = mca_btl_openib_component.modules[i];
         count += poll_module(m);
+        if (m->num_eager) {
+            count += openib_eager_rdma_poll(m);
+        }
         if (OPAL_UNLIKELY(!opal_list_is_empty(&m->stalled))) {
             mca_btl_openib_endpoint_t *ep, *next;
             OPAL_LIST_FOREACH_SAFE (ep, next, &m->stalled, mca_btl_openib_endpoint_t) {

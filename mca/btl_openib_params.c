@@ -26,6 +26,10 @@ struct openib_params openib_params = {
     .free_list_inc = 64,
     .connect_timeout = 30,
     .poll_batch = 16,
+    .eager_rdma_num = 16,
+    .eager_rdma_threshold = 16,
+    .eager_rdma_slots = 32,
+    .eager_rdma_slot_size = 256,
     .version = NULL,
 };
 
@@ -81,6 +85,14 @@ int openib_params_register(struct mca_base_component_2_1_0_t *c)
           &openib_params.connect_timeout, OPAL_INFO_LVL_4 },
         { "poll_batch", "Completions taken per poll of a completion queue",
           &openib_params.poll_batch, OPAL_INFO_LVL_6 },
+        { "eager_rdma_num", "Peers per port whose small messages arrive by RDMA write into a ring this process polls (0 = never; each ring is eager_rdma_slots * eager_rdma_slot_size bytes)",
+          &openib_params.eager_rdma_num, OPAL_INFO_LVL_4 },
+        { "eager_rdma_threshold", "Messages received from a peer before it is offered an eager-RDMA ring (>= 1)",
+          &openib_params.eager_rdma_threshold, OPAL_INFO_LVL_5 },
+        { "eager_rdma_slots", "Slots in each eager-RDMA ring (2-4096)",
+          &openib_params.eager_rdma_slots, OPAL_INFO_LVL_5 },
+        { "eager_rdma_slot_size", "Bytes per eager-RDMA slot, a multiple of 8 from 64 to 65536; messages up to this size minus 16 (and within max_inline_data) use the ring",
+          &openib_params.eager_rdma_slot_size, OPAL_INFO_LVL_5 },
     };
     size_t i;
     int rc;

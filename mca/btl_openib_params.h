@@ -26,6 +26,10 @@ struct openib_params {
     int free_list_inc;
     int connect_timeout;      /* seconds before a connection attempt fails */
     int poll_batch;           /* completions taken per ibv_poll_cq call */
+    int eager_rdma_num;       /* peers per port that get an eager-RDMA ring; 0: off */
+    int eager_rdma_threshold; /* messages from a peer before it gets one */
+    int eager_rdma_slots;     /* slots per ring */
+    int eager_rdma_slot_size; /* bytes per slot (message + 16-byte footer) */
     char *version;            /* read-only: our version string */
 };
 

@@ -24,6 +24,14 @@ ok "RDMA rendezvous ran ($gets gets)"
 sent=$(openib_stats_sum "$out" sends)
 [ "$sent" -gt 100 ] || fail "only $sent sends over openib"
 ok "$sent sends over openib"
+# Small messages moved to eager-RDMA rings once each rank had heard from the
+# other: both rings offered, and every message written into one was taken.
+ering=$(openib_stats_sum "$out" eager_rdma_rings)
+esent=$(openib_stats_sum "$out" eager_rdma_sent)
+erecv=$(openib_stats_sum "$out" eager_rdma_received)
+[ "$ering" = 2 ] || fail "$ering eager-RDMA rings (want one per direction)"
+[ "$esent" -gt 0 ] && [ "$esent" = "$erecv" ] || fail "eager RDMA: $esent written, $erecv taken"
+ok "eager RDMA: 2 rings, $esent messages written and taken"
 # 2 x 2 x 16 MiB alone is 65536 packets at rxe's 1 KiB MTU
 [ "$pkts" -ge 65536 ] || fail "only $pkts packets left $OPENIB_TEST_DEVICE"
 ok "$pkts packets went through $OPENIB_TEST_DEVICE"
@@ -42,3 +50,29 @@ inplace=$(grep -E 'openib: [^ ]+ statistics:' "$out" | sed -E 's/.* ([0-9]+) in 
 [ "$inplace" -gt 0 ] || fail "no fragment was sent in place"
 [ "$(openib_stats_sum "$out" gets)" = 0 ] || fail "RDMA was used although btl_openib_flags excluded it"
 ok "$inplace fragments sent in place (zero-copy), data verified"
+
+# Eager RDMA under pressure: 2-slot rings from the first message, so the
+# ring wraps every other message and the sender waits for slot credits or
+# falls back to the queues; the data must still verify. And with rings off
+# (eager_rdma_num 0) no message may take one.
+out=$OPENIB_TEST_TMP/pp-ring.out
+"${MPIRUN[@]}" "${MPI_OPENIB_ARGS[@]}" --mca btl_openib_eager_rdma_slots 2 --mca btl_openib_eager_rdma_threshold 1 \
+	--mca btl_openib_verbose 10 "$pp" -n 8 -m 65536 >"$out" 2>&1
+rc=$?
+show "$out"
+[ "$rc" = 0 ] || fail "mpirun (2-slot rings) exited with status $rc"
+assert_grep '^pingpong: verification PASSED: .* 8 iterations, .* 0 errors$' "$out" "2-slot rings: verification"
+esent=$(openib_stats_sum "$out" eager_rdma_sent)
+[ "$esent" -gt 100 ] && [ "$esent" = "$(openib_stats_sum "$out" eager_rdma_received)" ] ||
+	fail "2-slot rings: $esent written, $(openib_stats_sum "$out" eager_rdma_received) taken"
+ok "2-slot rings: $esent messages through wrapping rings, data verified"
+out=$OPENIB_TEST_TMP/pp-noring.out
+"${MPIRUN[@]}" "${MPI_OPENIB_ARGS[@]}" --mca btl_openib_eager_rdma_num 0 --mca btl_openib_verbose 10 \
+	"$pp" -n 1 -m 65536 >"$out" 2>&1
+rc=$?
+show "$out"
+[ "$rc" = 0 ] || fail "mpirun (no rings) exited with status $rc"
+assert_grep '^pingpong: verification PASSED' "$out" "no rings: verification"
+[ "$(openib_stats_sum "$out" eager_rdma_sent)" = 0 ] && [ "$(openib_stats_sum "$out" eager_rdma_rings)" = 0 ] ||
+	fail "eager_rdma_num 0 still used a ring"
+ok "eager_rdma_num 0: no ring, data verified"

@@ -52,4 +52,8 @@ expect_grep "$tmp/out" 'btl_openib_cpc_exclude' "include+exclude is an error nam
 rc=$(run_until 'strictly increase' --mca btl openib,self --mca btl_openib_receive_queues P,256,64:S,128,64)
 expect_grep "$tmp/out" 'Problem: S,128,64' "bad receive_queues shows the bad token"
 expect_grep "$tmp/out" 'strictly increase' "bad receive_queues says why"
+
+rc=$(run_until 'btl_openib_eager_rdma_slot_size' --mca btl openib,self --mca btl_openib_eager_rdma_slot_size 100)
+expect_grep "$tmp/out" 'btl_openib_eager_rdma_slot_size' "bad eager_rdma_slot_size names the parameter"
+expect_grep "$tmp/out" 'multiple of 8 from 64 to 65536' "bad eager_rdma_slot_size gives the valid values"
 finish

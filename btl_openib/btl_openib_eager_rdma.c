@@ -1,0 +1,289 @@
+/*
+ * btl_openib_eager_rdma.c - eager RDMA rings: offering one, writing into the
+ * peer's, and polling ours. Protocol: btl_openib_eager_rdma.h; slot layout:
+ * btl_openib_eager_layout.h.
+ */
+#include "opal_config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/constants.h"
+#include "opal/sys/atomic.h"
+
+#include "btl_openib/btl_openib_async.h"
+#include "btl_openib/btl_openib_credits.h"
+#include "btl_openib/btl_openib_eager_layout.h"
+#include "btl_openib/btl_openib_eager_rdma.h"
+#include "btl_openib/btl_openib_frag.h"
+#include "btl_openib/btl_openib_send.h"
+
+static uint32_t ring_slots(void)
+{
+    return (uint32_t) openib_params.eager_rdma_slots;
+}
+
+static uint32_t ring_slot_size(void)
+{
+    return (uint32_t) openib_params.eager_rdma_slot_size;
+}
+
+/* ---- receiving side: offering and polling our ring ---- */
+
+static int send_offer(mca_btl_openib_endpoint_t *ep)
+{
+    struct openib_eager_offer o = {
+        .version = OPENIB_EAGER_OFFER_VERSION,
+        .size = sizeof(o),
+        .rkey = ep->eager.ring_mr->rkey,
+        .addr = (uintptr_t) ep->eager.ring,
+        .slots = ring_slots(),
+        .slot_size = ring_slot_size(),
+    };
+    openib_frag_t *f = openib_frag_alloc_send(ep->module, sizeof(o));
+    int rc;
+
+    if (NULL == f) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    memcpy(openib_frag_payload(f), &o, sizeof(o));
+    f->seg[0].seg_len = sizeof(o);
+    f->des.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
+    f->des.des_cbfunc = NULL;
+    f->hdr->tag = OPENIB_TAG_EAGER_RDMA;
+    rc = openib_ep_submit(ep, f);
+    if (OPAL_SUCCESS != rc) {
+        openib_frag_return(f);
+    }
+    return rc;
+}
+
+static void forget_ring(mca_btl_openib_endpoint_t *ep)
+{
+    mca_btl_openib_module_t *m = ep->module;
+    struct openib_eager_rdma *e = &ep->eager;
+    int i;
+
+    for (i = 0; i < m->num_eager; ++i) {
+        if (m->eager_eps[i] == ep) {
+            m->eager_eps[i] = m->eager_eps[--m->num_eager];
+            break;
+        }
+    }
+    if (e->ring_mr && ibv_dereg_mr(e->ring_mr)) {
+        OPENIB_VERBOSE(1, "deregistering the eager-RDMA ring of %s failed: %s", ep->desc,
+                       strerror(errno));
+    }
+    e->ring_mr = NULL;
+    free(e->ring);
+    e->ring = NULL;
+}
+
+void openib_eager_rdma_offer(mca_btl_openib_endpoint_t *ep)
+{
+    mca_btl_openib_module_t *m = ep->module;
+    struct openib_eager_rdma *e = &ep->eager;
+    size_t bytes = (size_t) ring_slots() * ring_slot_size();
+    int rc;
+
+    /* One try per endpoint; peers beyond eager_rdma_num keep the queues.
+     * Explicit credit returns need the peer's mailbox. */
+    if (e->offered || ep->is_self || m->num_eager >= openib_params.eager_rdma_num ||
+        ep->conn.state != OPENIB_CONN_CONNECTED || 0 == ep->peer_mailbox_rkey) {
+        return;
+    }
+    e->offered = true;
+    if (NULL == m->eager_eps) {
+        m->eager_eps = calloc((size_t) openib_params.eager_rdma_num, sizeof(*m->eager_eps));
+        if (NULL == m->eager_eps) {
+            return;
+        }
+    }
+    if (posix_memalign((void **) &e->ring, 64, bytes)) {
+        e->ring = NULL;
+        OPENIB_VERBOSE(10, "no memory for an eager-RDMA ring for %s", ep->desc);
+        return;
+    }
+    memset(e->ring, 0, bytes);  /* sequence 0: no message yet */
+    e->ring_mr = ibv_reg_mr(m->dev->pd, e->ring, bytes,
+                            IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    if (NULL == e->ring_mr) {
+        OPENIB_VERBOSE(10, "registering an eager-RDMA ring for %s failed: %s", ep->desc,
+                       strerror(errno));
+        goto fail;
+    }
+    /* Polled from now on: the peer may write as soon as the offer lands. */
+    m->eager_eps[m->num_eager++] = ep;
+    rc = send_offer(ep);
+    if (OPAL_SUCCESS != rc) {
+        OPENIB_VERBOSE(10, "offering an eager-RDMA ring to %s failed (%d)", ep->desc, rc);
+        goto fail;
+    }
+    m->stats.eager_rdma_rings++;
+    OPENIB_VERBOSE(100, "offered %s an eager-RDMA ring of %u x %u bytes", ep->desc, ring_slots(),
+                   ring_slot_size());
+    return;
+
+fail:
+    forget_ring(ep);
+}
+
+/* Deliver the next message of ep's ring if it is complete. */
+static bool take_one(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep)
+{
+    struct openib_eager_rdma *e = &ep->eager;
+    const uint32_t slot_size = ring_slot_size();
+    char *slot = e->ring + openib_eager_slot_offset(ring_slots(), slot_size, e->recv_n);
+    volatile struct openib_eager_footer *ft =
+        (volatile struct openib_eager_footer *) (slot + slot_size - sizeof(*ft));
+    struct openib_hdr hdr;
+    uint32_t size;
+    int64_t off;
+
+    if (ft->seq != e->recv_n + 1) {
+        return false;
+    }
+    opal_atomic_rmb(); /* the footer came last: read the message after it */
+    size = ft->size;
+    hdr.tag = ft->hdr.tag;
+    hdr.cr_qp = ft->hdr.cr_qp;
+    hdr.credits = ft->hdr.credits;
+    off = openib_eager_msg_offset(slot_size, size);
+    if (OPAL_UNLIKELY(off < 0)) {
+        openib_endpoint_fail(ep, OPAL_ERROR, "malformed eager-RDMA message");
+        return false;
+    }
+    openib_credits_from_hdr(ep, &hdr);
+    m->stats.eager_rdma_recvs++;
+    /* The slot stays ours until the callback returns; only then does it
+     * count as a credit for the peer. */
+    e->busy = true;
+    openib_deliver(m, ep, hdr.tag, slot + off, size);
+    e->busy = false;
+    e->recv_n++;
+    if (e->recv_n - e->recv_advertised >= ring_slots() / 2 &&
+        OPAL_SUCCESS == openib_credits_write(ep, OPENIB_MAILBOX_EAGER, e->recv_n)) {
+        e->recv_advertised = e->recv_n;
+    }
+    return true;
+}
+
+int openib_eager_rdma_poll(mca_btl_openib_module_t *m)
+{
+    int i, n = 0;
+
+    for (i = 0; i < m->num_eager; ++i) {
+        mca_btl_openib_endpoint_t *ep = m->eager_eps[i];
+        uint32_t k;
+
+        /* busy: a callback of this ring called progress; don't re-enter */
+        if (ep->eager.busy || ep->conn.state == OPENIB_CONN_FAILED) {
+            continue;
+        }
+        for (k = 0; k < ring_slots() && take_one(m, ep); ++k) {
+            n++;
+        }
+        if (n && ep->stalled) {
+            openib_ep_drain(ep);
+        }
+    }
+    return n;
+}
+
+void openib_eager_rdma_fini(mca_btl_openib_endpoint_t *ep)
+{
+    forget_ring(ep);
+    memset(&ep->eager, 0, sizeof(ep->eager));
+}
+
+/* ---- sending side: the peer's ring ---- */
+
+void openib_eager_rdma_on_offer(mca_btl_openib_endpoint_t *ep, const void *data, size_t len)
+{
+    struct openib_eager_offer o;
+    struct openib_eager_rdma *e = &ep->eager;
+
+    memset(&o, 0, sizeof(o));
+    memcpy(&o, data, len < sizeof(o) ? len : sizeof(o));
+    if (!openib_eager_offer_valid(&o, len)) {
+        OPENIB_VERBOSE(1, "ignoring a malformed eager-RDMA offer from %s (%zu bytes, version %u)",
+                       ep->desc, len, (unsigned) o.version);
+        return;
+    }
+    if (0 != e->peer_rkey) {
+        return; /* one ring per direction */
+    }
+    e->peer_addr = o.addr;
+    e->peer_slots = o.slots;
+    e->peer_slot_size = o.slot_size;
+    e->sent_n = 0;
+    e->peer_returned = 0;
+    e->peer_rkey = o.rkey; /* last: sendi looks at it */
+    OPENIB_VERBOSE(100, "%s offered an eager-RDMA ring of %u x %u bytes", ep->desc, o.slots,
+                   o.slot_size);
+}
+
+int openib_eager_rdma_sendi(mca_btl_openib_endpoint_t *ep, const void *header, size_t header_size,
+                            const void *payload, size_t payload_size, uint8_t tag)
+{
+    struct openib_eager_rdma *e = &ep->eager;
+    struct openib_ep_qp *qp = &ep->qps[0];
+    struct {
+        uint64_t pad;                    /* source of the 0-7 pad bytes */
+        struct openib_eager_footer ft;
+    } tail = { 0 };
+    uint32_t size = (uint32_t) (header_size + payload_size), pad;
+    struct ibv_send_wr wr;
+    struct ibv_sge sge[3];
+    int64_t off;
+    int n = 0;
+
+    off = openib_eager_msg_offset(e->peer_slot_size, size);
+    if (off < 0 || e->peer_slot_size - (uint64_t) off > ep->module->max_inline) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    if (e->sent_n - e->peer_returned >= e->peer_slots) {
+        openib_credits_from_mailbox(ep);
+        if (e->sent_n - e->peer_returned >= e->peer_slots) {
+            return OPAL_ERR_NOT_SUPPORTED; /* ring full: the queues take it */
+        }
+    }
+    if (!opal_list_is_empty(&qp->pending) || qp->sd_wqe <= 0) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    openib_credits_stamp(ep, &tail.ft.hdr);
+    tail.ft.hdr.tag = tag;
+    tail.ft.size = size;
+    tail.ft.seq = e->sent_n + 1;
+    pad = openib_eager_padded(size) - size;
+    sge[n++] = (struct ibv_sge) { .addr = (uintptr_t) header, .length = (uint32_t) header_size };
+    if (payload_size) {
+        sge[n++] = (struct ibv_sge) { .addr = (uintptr_t) payload, .length = (uint32_t) payload_size };
+    }
+    sge[n++] = (struct ibv_sge) {
+        .addr = (uintptr_t) &tail.ft - pad,
+        .length = pad + (uint32_t) sizeof(tail.ft),
+    };
+    wr = (struct ibv_send_wr) {
+        .wr_id = OPENIB_WRID_MAKE(ep, 0),
+        .sg_list = sge,
+        .num_sge = n,
+        .opcode = IBV_WR_RDMA_WRITE,
+        .send_flags = IBV_SEND_INLINE,
+        .wr.rdma = {
+            .remote_addr = e->peer_addr +
+                           openib_eager_slot_offset(e->peer_slots, e->peer_slot_size, e->sent_n) +
+                           (uint64_t) off,
+            .rkey = e->peer_rkey,
+        },
+    };
+    if (OPAL_UNLIKELY(openib_qp_post(ep, 0, &wr, false))) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    e->sent_n++;
+    ep->module->stats.sends++;
+    ep->module->stats.eager_rdma_sends++;
+    ep->module->stats.send_bytes += size;
+    return OPAL_SUCCESS;
+}
