@@ -11,6 +11,7 @@
 #include "btl_openib/btl_openib_credits.h"
 #include "btl_openib/btl_openib_send.h"
 #include "btl_openib/btl_openib_wc.h"
+#include "btl_openib/btl_openib_xrc.h"
 #include "connect/cpc_oob.h"
 #include "mca/btl_openib_params.h"
 
@@ -22,6 +23,11 @@ static void handle_recv(mca_btl_openib_module_t *m, const struct openib_completi
     int q = f->qp;
 
     if (OPAL_UNLIKELY(NULL == ep)) {
+        if (mca_btl_openib_component.rq.q[q].type == OPENIB_RQ_XRC) {
+            /* XRC: target QPs are per remote node, no endpoint's */
+            openib_xrc_recv_orphan(m, f, c->length);
+            return;
+        }
         /* A QP we no longer know (endpoint torn down): just keep the buffer. */
         openib_frag_return(f);
         return;
