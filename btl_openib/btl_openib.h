@@ -39,6 +39,8 @@ struct openib_device {
     char name[64];
     int refcount;
     bool xrc;
+    struct ibv_xrcd *xrcd;               /* XRC: the node-wide domain (btl_openib_xrc.c) */
+    int xrcd_fd;                         /* XRC: its file, open while the domain is */
 };
 
 /* Our registration: the rcache's record plus the verbs MR behind it. */
@@ -99,7 +101,8 @@ typedef struct mca_btl_openib_module {
     uint32_t ipv4;                       /* from a RoCE v2 IPv4 GID, network order */
     struct ibv_cq *cq;
     int cq_used;                         /* completions that may be outstanding */
-    struct ibv_srq *srq[OPENIB_MAX_QUEUES];
+    struct ibv_srq *srq[OPENIB_MAX_QUEUES]; /* S queues; XRC SRQs for X queues */
+    struct openib_xrc_tgt *xrc_tgts;     /* XRC: target QPs made for remote send QPs */
     struct openib_cpc_port cpc_port;
     struct openib_cpc_module *cpcs[OPENIB_MAX_CPCS];
     int num_cpcs;
@@ -187,6 +190,11 @@ struct mca_btl_base_endpoint_t {
     uint64_t peer_mailbox_addr;
     uint32_t peer_mailbox_rkey;
     struct openib_eager_rdma eager;
+    /* XRC (xoob): qps[q].qp is the remote node's shared send QP; each WR
+     * names the peer's SRQ for queue q (btl_openib_xrc.c). */
+    bool xrc;
+    uint32_t xrc_srqn[OPENIB_MAX_QUEUES];
+    uint32_t xrc_wqe;                    /* send WQEs per queue reserved on the shared QP */
     char desc[96];                       /* "rank 1 (node) port rxe0:1" */
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_openib_endpoint_t;
@@ -236,7 +244,8 @@ int openib_modex_recv(opal_proc_t *proc, struct openib_modex_port *ports, int ma
 /* progress (btl_openib_progress.c) */
 int openib_component_progress(void);
 /* Hand a received message to its owner: the PML's callback for PML tags,
- * ours for OPENIB_TAG_EAGER_RDMA. data/len: after our wire header. */
+ * ours for OPENIB_TAG_EAGER_RDMA. data/len: after our wire header; ep may
+ * be NULL (XRC receives come from a node, not an endpoint). */
 void openib_deliver(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep, uint8_t tag,
                     void *data, size_t len);
 

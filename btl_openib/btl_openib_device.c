@@ -16,6 +16,7 @@
 #include "btl_openib/btl_openib.h"
 #include "btl_openib/btl_openib_reg.h"
 #include "btl_openib/btl_openib_hmem_glue.h"
+#include "btl_openib/btl_openib_xrc.h"
 #include "mca/btl_openib_params.h"
 
 static const char *link_layer_name(uint8_t ll)
@@ -124,6 +125,7 @@ static struct openib_device *device_open(struct ibv_device *ibdev)
     }
     dev->hmem = openib_hmem_glue_child(mca_btl_openib_component.hmem_root);
     dev->xrc = OPENIB_HAVE_XRC && (dev->attr.device_cap_flags & IBV_DEVICE_XRC);
+    dev->xrcd_fd = -1; /* the XRC domain opens with the first X queue */
     return dev;
 
 err_pd:
@@ -142,6 +144,7 @@ static void device_release(struct openib_device *dev)
     }
     openib_reg_cache_destroy(dev);
     openib_hmem_glue_release(dev->hmem);
+    openib_xrc_dev_close(dev); /* after the modules' XRC SRQs and QPs */
     if (dev->pd) {
         ibv_dealloc_pd(dev->pd);
     }

@@ -98,6 +98,14 @@ static int create_qps(mca_btl_openib_endpoint_t *ep)
     if (ep->qps_created) {
         return OPAL_SUCCESS;
     }
+    /* XRC: xoob attaches the endpoint to a shared send QP instead
+     * (btl_openib_xrc.c); only the loopback endpoint gets here, and it has
+     * no RC QP that an XRC SRQ could serve. */
+    if (rq->num > 0 && rq->q[0].type == OPENIB_RQ_XRC) {
+        snprintf(ep->conn.why, sizeof(ep->conn.why),
+                 "loopback over XRC receive queues is not supported (use btl self)");
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
     rc = create_mailbox(ep);
     if (OPAL_SUCCESS != rc) {
         return rc;

@@ -14,6 +14,7 @@
 #include "btl_openib/btl_openib_async.h"
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_send.h"
+#include "btl_openib/btl_openib_xrc.h"
 #include "mca/btl_openib_params.h"
 
 static int create_srqs(mca_btl_openib_module_t *m)
@@ -30,7 +31,7 @@ static int create_srqs(mca_btl_openib_module_t *m)
         if (rq->q[q].type == OPENIB_RQ_PP) {
             continue;
         }
-        if (rq->q[q].type == OPENIB_RQ_XRC) {
+        if (rq->q[q].type == OPENIB_RQ_XRC && !m->dev->xrc) {
             openib_show_help("xrc-queues-unsupported", true, opal_process_info.nodename,
                              openib_params.receive_queues, m->dev->name);
             return OPAL_ERR_NOT_SUPPORTED;
@@ -38,7 +39,9 @@ static int create_srqs(mca_btl_openib_module_t *m)
         if (ia.attr.max_wr > (uint32_t) m->dev->attr.max_srq_wr) {
             ia.attr.max_wr = m->dev->attr.max_srq_wr;
         }
-        m->srq[q] = ibv_create_srq(m->dev->pd, &ia);
+        /* X queues: an XRC SRQ, filled and used exactly like an S queue's. */
+        m->srq[q] = rq->q[q].type == OPENIB_RQ_XRC ? openib_xrc_srq_create(m, ia.attr.max_wr)
+                                                    : ibv_create_srq(m->dev->pd, &ia);
         if (NULL == m->srq[q]) {
             OPENIB_VERBOSE(1, "%s:%d: ibv_create_srq(%u) failed: %s", m->dev->name, m->port_num,
                            ia.attr.max_wr, strerror(errno));
@@ -64,6 +67,7 @@ static int query_cpcs(mca_btl_openib_module_t *m)
     struct openib_cpc_port *p = &m->cpc_port;
 
     openib_cpc_port_init(p);
+    openib_cpc_xoob_set_btl_ops(&openib_xrc_xoob_ops);
     /* XRC only counts when the receive queues ask for it (X,...). */
     p->caps = (m->dev->xrc && mca_btl_openib_component.rq.q[0].type == OPENIB_RQ_XRC
                    ? OPENIB_PORT_CAP_XRC : 0) |
@@ -179,6 +183,7 @@ int openib_module_fini(mca_btl_openib_module_t *m)
     }
     openib_connect_release_modules(m->cpcs, m->num_cpcs);
     m->num_cpcs = 0;
+    openib_xrc_port_fini(m); /* target QPs, before the XRC SRQs */
     for (i = 0; i < OPENIB_MAX_QUEUES; ++i) {
         if (m->srq[i]) {
             ibv_destroy_srq(m->srq[i]);

@@ -12,6 +12,7 @@
 #include "btl_openib/btl_openib_eager_rdma.h"
 #include "btl_openib/btl_openib_send.h"
 #include "btl_openib/btl_openib_wc.h"
+#include "btl_openib/btl_openib_xrc.h"
 #include "connect/cpc_oob.h"
 #include "mca/btl_openib_params.h"
 
@@ -34,7 +35,7 @@ void openib_deliver(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep, u
         if (OPAL_LIKELY(reg->cbfunc)) {
             reg->cbfunc(&m->super, tag, &des, reg->cbdata);
         }
-    } else if (tag == OPENIB_TAG_EAGER_RDMA) {
+    } else if (tag == OPENIB_TAG_EAGER_RDMA && ep) {
         openib_eager_rdma_on_offer(ep, data, len);
     }
     /* OPENIB_TAG_CREDIT: the credits were all it carried */
@@ -48,6 +49,11 @@ static void handle_recv(mca_btl_openib_module_t *m, const struct openib_completi
     int q = f->qp;
 
     if (OPAL_UNLIKELY(NULL == ep)) {
+        if (mca_btl_openib_component.rq.q[q].type == OPENIB_RQ_XRC) {
+            /* XRC: target QPs are per remote node, no endpoint's */
+            openib_xrc_recv_orphan(m, f, c->length);
+            return;
+        }
         /* A QP we no longer know (endpoint torn down): just keep the buffer. */
         openib_frag_return(f);
         return;

@@ -12,6 +12,7 @@
 #include "btl_openib/btl_openib_rdma.h"
 #include "btl_openib/btl_openib_reg.h"
 #include "btl_openib/btl_openib_send.h"
+#include "btl_openib/btl_openib_xrc.h"
 #include "mca/btl_openib_params.h"
 
 int openib_ep_submit(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
@@ -70,6 +71,9 @@ int openib_qp_post(mca_btl_openib_endpoint_t *ep, int q, struct ibv_send_wr *wr,
         wr->send_flags |= IBV_SEND_SIGNALED;
     } else {
         wr->send_flags &= ~IBV_SEND_SIGNALED;
+    }
+    if (OPAL_UNLIKELY(ep->xrc)) {
+        openib_xrc_stamp_wr(ep, q, wr); /* XRC: which of the node's SRQs */
     }
     rc = ibv_post_send(qp->qp, wr, &bad);
     if (OPAL_UNLIKELY(rc)) {

@@ -35,6 +35,7 @@
 #include "connect/cpc_oob.h"
 #include "connect/cpc_oob_channel.h"
 #include "connect/cpc_internal.h"
+#include "connect/cpc_xoob.h"
 #include "connect/openib_connect.h"
 
 #define OOB_MAGIC 0x4f49424fu /* "OIBO" */
@@ -484,6 +485,9 @@ int openib_cpc_oob_progress(void)
         struct oob_msg in;
 
         n++;
+        if (openib_cpc_xoob_dispatch(&ev)) {
+            continue; /* xoob shares the side channel */
+        }
         if (ev.type == OOB_EV_ERROR) {
             on_error(&ev);
             continue;
@@ -500,8 +504,11 @@ int openib_cpc_oob_progress(void)
             on_rtu(ev.listen_owner, ev.sid, &in);
         }
     }
-    if (OPAL_UNLIKELY(nactive > 0) && 0 == (++tick & 63)) {
-        check_timers();
+    if (0 == (++tick & 63)) {
+        if (OPAL_UNLIKELY(nactive > 0)) {
+            check_timers();
+        }
+        openib_cpc_xoob_check_timers();
     }
     return n;
 }

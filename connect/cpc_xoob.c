@@ -1,7 +1,25 @@
 /*
- * cpc_xoob.c - the "xoob" CPC: XRC connections over a side channel. Only
- * meaningful where the port offers XRC (OPENIB_PORT_CAP_XRC); not
- * implemented yet, so it declines every port, saying which reason applies.
+ * cpc_xoob.c - the "xoob" CPC: XRC connections over oob's side channel.
+ *
+ * XRC sends are one-way: a process's XRC send QP to a remote node delivers,
+ * through one XRC target QP there, into any XRC SRQ of that node's XRC
+ * domain (the SRQ number in each work request picks the process). So each
+ * process connects its own send direction:
+ *
+ *   initiator                            responder (any process on the node)
+ *   REQ (send QPN, PSN, GID, LID, MTU) -> target QP made (or found) -> RTR
+ *                                    <-  REP (target QPN) | REJ (reason)
+ *   send QP -> RTR -> RTS, complete
+ *
+ * The send QP is shared by all endpoints to processes on that node (the
+ * node table, btl_openib/btl_openib_xrc_node.h): the first endpoint drives
+ * the handshake with its own peer; the others wait, and need only their
+ * peer's SRQ numbers, which every port publishes in its modex blob. No
+ * crossing to resolve: the two directions are separate handshakes.
+ *
+ * The side channel (connect/cpc_oob_channel.c) is oob's: xoob's messages
+ * carry their own magic and its sessions their own owner, and oob's
+ * progress hands them over (openib_cpc_xoob_dispatch).
  *
  * Default priority 60: the highest, because where XRC is set up it is the
  * method that shares receive queues across peers; a port without XRC never
@@ -10,11 +28,465 @@
  */
 #include "opal_config.h"
 #include "opal/constants.h"
+#include "opal/mca/base/mca_base_var.h"
 
 #include <infiniband/verbs.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
+#include "connect/cpc_internal.h"
+#include "connect/cpc_oob_channel.h"
+#include "connect/cpc_xoob.h"
+#include "connect/cpc_xoob_wire.h"
 #include "connect/openib_connect.h"
+
+struct xoob_module {
+    struct openib_cpc_module base;   /* first: the framework sees this */
+    int listen_id;
+    void *btl;
+    uint32_t rq_layout;
+    uint64_t node_id;
+    uint8_t gid[16];                 /* our port, sent in REQ */
+    uint16_t lid;
+    uint32_t mtu;
+    struct openib_xrc_node_table nodes;
+};
+
+struct xoob_ep {
+    struct openib_cpc_endpoint *cep;
+    struct xoob_module *mod;
+    struct xoob_blob peer;           /* decoded peer blob */
+    struct openib_xrc_node *node;    /* referenced from endpoint_init on */
+    bool waiting, attached, failed;
+    /* driver only: the handshake */
+    int sid;
+    uint32_t qpn, psn;               /* our new send QP */
+    long deadline_ms, retry_ms;
+    int attempts;
+    int active_index;
+};
+
+static const struct openib_xoob_btl_ops *xops;
+static int xoob_timeout_s = 30;
+static int xoob_retries = 50;
+/* The owner of every session xoob opens: tells its events from oob's. */
+static char xoob_owner;
+
+static struct xoob_ep **active;      /* drivers with a handshake under way */
+static int nactive, cap_active;
+
+void openib_cpc_xoob_set_btl_ops(const struct openib_xoob_btl_ops *ops)
+{
+    xops = ops;
+}
+
+static long now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+}
+
+#define XOOB_LOG(e, fmt, ...) \
+    openib_cpc_log(100, "openib: xoob %s: " fmt, (e)->cep->peer_desc, ##__VA_ARGS__)
+
+static void set_active(struct xoob_ep *e, bool on)
+{
+    if (on && e->active_index < 0) {
+        if (nactive == cap_active) {
+            int cap = cap_active ? 2 * cap_active : 16;
+            struct xoob_ep **a = realloc(active, cap * sizeof(*a));
+            if (NULL == a) {
+                return; /* no timer: the side channel's own errors still end it */
+            }
+            active = a;
+            cap_active = cap;
+        }
+        e->active_index = nactive;
+        active[nactive++] = e;
+    } else if (!on && e->active_index >= 0) {
+        active[e->active_index] = active[--nactive];
+        active[e->active_index]->active_index = e->active_index;
+        e->active_index = -1;
+    }
+}
+
+/* ---- the end of a node's handshake: every waiting endpoint hears it ---- */
+
+static void waiter_done(void *waiter, int rc, const char *why, void *arg)
+{
+    struct xoob_ep *e = waiter;
+    struct openib_cpc_endpoint *cep = e->cep;
+    char buf[160], err[128];
+
+    (void) arg;
+    e->waiting = false;
+    if (OPAL_SUCCESS == rc) {
+        rc = xops->ep_attach(cep->btl_ep, e->node, e->peer.srqn, e->peer.nsrq, err, sizeof(err));
+        if (OPAL_SUCCESS == rc) {
+            e->attached = true;
+            cep->btl_ops->connect_complete(cep->btl_ep);
+            return;
+        }
+        why = err;
+    }
+    e->failed = true;
+    snprintf(buf, sizeof(buf), "xoob: %s", why ? why : "connection failed");
+    cep->btl_ops->connect_failed(cep->btl_ep, rc, buf);
+}
+
+static void node_finish(struct xoob_ep *driver, int rc, const char *why)
+{
+    set_active(driver, false);
+    if (driver->sid >= 0) {
+        oob_chan_close(driver->sid);
+        driver->sid = -1;
+    }
+    openib_xrc_node_complete(driver->node, rc, why, waiter_done, NULL);
+}
+
+/* ---- initiator ---- */
+
+static int send_req(struct xoob_ep *e)
+{
+    struct openib_cpc_endpoint *c = e->cep;
+    struct xoob_msg m = { .type = XOOB_REQ };
+    uint8_t buf[OOB_MSG_SIZE];
+    int rc;
+
+    memcpy(m.src, c->local_id, XOOB_ID_LEN);
+    memcpy(m.dst, c->peer_id, XOOB_ID_LEN);
+    m.qpn = e->qpn;
+    m.psn = e->psn;
+    m.mtu = e->mod->mtu;
+    memcpy(m.gid, e->mod->gid, 16);
+    m.lid = e->mod->lid;
+    m.rq_layout = e->mod->rq_layout;
+    m.node_id = e->mod->node_id;
+    xoob_msg_encode(&m, buf, sizeof(buf));
+    rc = oob_chan_connect(e->peer.addrs, e->peer.naddr, e->peer.port, buf, &xoob_owner, &e->sid);
+    if (OPAL_SUCCESS != rc) {
+        e->sid = -1;
+        return rc;
+    }
+    e->attempts++;
+    XOOB_LOG(e, "REQ sent (attempt %d, session %d, send QP %u)", e->attempts, e->sid, e->qpn);
+    return OPAL_SUCCESS;
+}
+
+/* This endpoint connects the node's send QP. */
+static int drive(struct xoob_ep *e)
+{
+    struct openib_xrc_node *n = e->node;
+    int rc;
+
+    rc = xops->send_qp_create(e->mod->btl, n->refcount, &n->qp, &e->qpn, &e->psn, &n->wqe_cap);
+    if (OPAL_SUCCESS != rc) {
+        node_finish(e, rc, "creating the XRC send queue pair failed");
+        return rc;
+    }
+    e->deadline_ms = now_ms() + 1000L * xoob_timeout_s;
+    e->sid = -1;
+    set_active(e, true);
+    rc = send_req(e);
+    if (OPAL_SUCCESS != rc) {
+        node_finish(e, rc, "cannot open a side-channel connection");
+    }
+    return rc;
+}
+
+static int xoob_start_connect(struct openib_cpc_module *m, struct openib_cpc_endpoint *cep)
+{
+    struct xoob_ep *e = cep->cpc_private;
+    int rc;
+
+    (void) m;
+    if (e->attached || e->waiting) {
+        return OPAL_SUCCESS;
+    }
+    if (e->failed) {
+        return OPAL_ERR_UNREACH;
+    }
+    rc = openib_xrc_node_join(e->node, e);
+    switch (rc) {
+    case OPENIB_XRC_JOIN_READY:
+        waiter_done(e, OPAL_SUCCESS, NULL, NULL);
+        return e->failed ? OPAL_ERR_UNREACH : OPAL_SUCCESS;
+    case OPENIB_XRC_JOIN_WAIT:
+        e->waiting = true;
+        XOOB_LOG(e, "waits for the send QP another endpoint connects to this node");
+        return OPAL_SUCCESS;
+    case OPENIB_XRC_JOIN_DRIVE:
+        e->waiting = true;
+        rc = drive(e);
+        /* drive() failing already told every waiter, this one included */
+        return OPAL_SUCCESS == rc ? OPAL_SUCCESS : OPAL_ERR_UNREACH;
+    default: {
+        char why[200];
+        e->failed = true;
+        snprintf(why, sizeof(why), "xoob: the send queue pair to this node failed earlier: %s",
+                 e->node->why[0] ? e->node->why : "unknown reason");
+        cep->btl_ops->connect_failed(cep->btl_ep, rc, why);
+        return rc;
+    }
+    }
+}
+
+static struct xoob_ep *driver_of(int sid)
+{
+    int i;
+
+    for (i = 0; i < nactive; ++i) {
+        if (active[i]->sid == sid) {
+            return active[i];
+        }
+    }
+    return NULL;
+}
+
+static void on_reply(struct xoob_ep *e, const struct xoob_msg *in)
+{
+    struct openib_xoob_peer tgt = { .qpn = in->qpn, .mtu = in->mtu, .lid = in->lid };
+    char why[160];
+    int rc;
+
+    XOOB_LOG(e, "%s received (reason %u, target QP %u)", in->type == XOOB_REP ? "REP" : "REJ",
+             in->reason, in->qpn);
+    if (in->type == XOOB_REJ) {
+        snprintf(why, sizeof(why), "the peer rejected the XRC connection: %s",
+                 in->why[0] ? in->why : "no reason given");
+        node_finish(e, in->reason == XOOB_REJ_LAYOUT ? OPAL_ERR_BAD_PARAM : OPAL_ERR_UNREACH, why);
+        return;
+    }
+    memcpy(tgt.gid, in->gid, 16);
+    rc = xops->send_qp_connect(e->mod->btl, e->node->qp, e->psn, &tgt, why, sizeof(why));
+    if (OPAL_SUCCESS == rc) {
+        e->node->tgt_qpn = in->qpn;
+    }
+    node_finish(e, rc, OPAL_SUCCESS == rc ? NULL : why);
+}
+
+/* ---- responder: needs no endpoint, only the port's XRC domain ---- */
+
+static void reply(int sid, const struct xoob_msg *in, const struct xoob_module *mod,
+                  uint8_t type, uint16_t reason, uint32_t qpn, const char *why)
+{
+    struct xoob_msg m = { .type = type, .reason = reason, .qpn = qpn, .mtu = mod->mtu,
+                          .lid = mod->lid, .node_id = mod->node_id };
+    uint8_t buf[OOB_MSG_SIZE];
+
+    memcpy(m.src, in->dst, XOOB_ID_LEN);
+    memcpy(m.dst, in->src, XOOB_ID_LEN);
+    memcpy(m.gid, mod->gid, 16);
+    snprintf(m.why, sizeof(m.why), "%s", why ? why : "");
+    xoob_msg_encode(&m, buf, sizeof(buf));
+    oob_chan_send(sid, buf);
+    oob_chan_close(sid); /* after the reply is flushed */
+}
+
+static void on_req(struct xoob_module *mod, int sid, const struct xoob_msg *in)
+{
+    struct openib_xoob_peer ini = { .qpn = in->qpn, .psn = in->psn, .mtu = in->mtu,
+                                    .lid = in->lid };
+    char why[128] = "";
+    uint32_t tgt = 0;
+    int rc;
+
+    if (in->rq_layout != mod->rq_layout) {
+        reply(sid, in, mod, XOOB_REJ, XOOB_REJ_LAYOUT, 0,
+              "btl_openib_receive_queues differs between the two processes");
+        return;
+    }
+    memcpy(ini.gid, in->gid, 16);
+    rc = xops->tgt_qp_get(mod->btl, &ini, &tgt, why, sizeof(why));
+    if (OPAL_SUCCESS != rc) {
+        reply(sid, in, mod, XOOB_REJ, XOOB_REJ_RESOURCE, 0, why);
+        return;
+    }
+    openib_cpc_log(100, "openib: xoob: target QP %u for send QP %u of a remote process", tgt,
+                   in->qpn);
+    reply(sid, in, mod, XOOB_REP, 0, tgt, NULL);
+}
+
+/* ---- events and timers, from oob's progress ---- */
+
+static void retry_or_fail(struct xoob_ep *e, const char *why)
+{
+    if (e->attempts < xoob_retries) {
+        e->retry_ms = now_ms() + 100L * e->attempts;
+        return; /* check_timers sends the REQ again */
+    }
+    node_finish(e, OPAL_ERR_UNREACH, why);
+}
+
+bool openib_cpc_xoob_dispatch(const struct oob_event *ev)
+{
+    const struct openib_cpc_module *lm = ev->listen_owner;
+    struct xoob_msg in;
+    struct xoob_ep *e;
+
+    if (ev->owner != &xoob_owner &&
+        !(NULL == ev->owner && NULL != lm && lm->component == &openib_cpc_xoob_component)) {
+        return false; /* oob's (every listen owner is a CPC module) */
+    }
+    e = ev->owner ? driver_of(ev->sid) : NULL;
+    if (ev->type == OOB_EV_ERROR) {
+        if (e) {
+            e->sid = -1;
+            XOOB_LOG(e, "side channel error: %s", ev->why);
+            retry_or_fail(e, ev->why);
+        }
+        return true;
+    }
+    if (OPAL_SUCCESS != xoob_msg_decode(ev->msg, OOB_MSG_SIZE, &in)) {
+        oob_chan_close(ev->sid);
+        if (e) {
+            e->sid = -1;
+            node_finish(e, OPAL_ERR_UNREACH, "the peer sent a malformed XRC handshake message");
+        }
+        return true;
+    }
+    if (NULL == ev->owner) {
+        if (in.type == XOOB_REQ) {
+            on_req((struct xoob_module *) lm, ev->sid, &in);
+        } else {
+            oob_chan_close(ev->sid);
+        }
+    } else if (e && (in.type == XOOB_REP || in.type == XOOB_REJ)) {
+        on_reply(e, &in);
+    } else {
+        oob_chan_close(ev->sid); /* an abandoned session */
+    }
+    return true;
+}
+
+void openib_cpc_xoob_check_timers(void)
+{
+    long t;
+    int i;
+
+    if (OPAL_LIKELY(0 == nactive)) {
+        return;
+    }
+    t = now_ms();
+    for (i = nactive - 1; i >= 0 && i < nactive; --i) {
+        struct xoob_ep *e = active[i];
+        if (t > e->deadline_ms) {
+            char why[96];
+            snprintf(why, sizeof(why), "no answer within %d s (btl_openib_connect_xoob_timeout)",
+                     xoob_timeout_s);
+            node_finish(e, OPAL_ERR_TIMEOUT, why);
+        } else if (e->sid < 0 && t >= e->retry_ms && OPAL_SUCCESS != send_req(e)) {
+            retry_or_fail(e, "cannot open a side-channel connection");
+        }
+    }
+}
+
+/* ---- module and component ---- */
+
+static int xoob_endpoint_init(struct openib_cpc_module *m, struct openib_cpc_endpoint *cep)
+{
+    struct xoob_module *mod = (struct xoob_module *) m;
+    struct openib_xrc_node_key key;
+    struct xoob_ep *e;
+    int rc;
+
+    if (cep->id_len != XOOB_ID_LEN || NULL == cep->peer_port) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    e = calloc(1, sizeof(*e));
+    if (NULL == e) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    rc = xoob_blob_decode(cep->peer_blob, cep->peer_blob_len, &e->peer);
+    if (OPAL_SUCCESS != rc) {
+        openib_cpc_log(10, "openib: xoob: %s published a blob xoob cannot read (%d)",
+                       cep->peer_desc, rc);
+        free(e);
+        return rc;
+    }
+    memset(&key, 0, sizeof(key));
+    key.node_id = e->peer.node_id;
+    memcpy(key.gid, cep->peer_port->gid, 16);
+    key.lid = cep->peer_port->lid;
+    key.port_num = cep->peer_port->port_num;
+    e->node = openib_xrc_node_get(&mod->nodes, &key);
+    if (NULL == e->node) {
+        free(e);
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    e->cep = cep;
+    e->mod = mod;
+    e->sid = -1;
+    e->active_index = -1;
+    cep->cpc_private = e;
+    return OPAL_SUCCESS;
+}
+
+static int xoob_endpoint_finalize(struct openib_cpc_module *m, struct openib_cpc_endpoint *cep)
+{
+    struct xoob_module *mod = (struct xoob_module *) m;
+    struct xoob_ep *e = cep->cpc_private;
+    void *qp;
+
+    if (NULL == e) {
+        return OPAL_SUCCESS;
+    }
+    if (e->attached) {
+        xops->ep_detach(cep->btl_ep, e->node);
+    }
+    if (openib_xrc_node_leave(e->node, e)) {
+        /* we drove the handshake: the others must not wait for it forever */
+        set_active(e, false);
+        if (e->sid >= 0) {
+            oob_chan_close(e->sid);
+            e->sid = -1;
+        }
+        openib_xrc_node_complete(e->node, OPAL_ERR_UNREACH,
+                                 "the endpoint connecting the node's send queue pair was closed",
+                                 waiter_done, NULL);
+    }
+    set_active(e, false);
+    qp = openib_xrc_node_put(&mod->nodes, e->node);
+    if (qp && xops) {
+        xops->send_qp_destroy(mod->btl, qp);
+    }
+    free(e);
+    cep->cpc_private = NULL;
+    return OPAL_SUCCESS;
+}
+
+static int xoob_module_finalize(struct openib_cpc_module *m)
+{
+    struct xoob_module *mod = (struct xoob_module *) m;
+    int leaked;
+
+    oob_chan_unlisten(mod->listen_id);
+    oob_chan_stop();
+    leaked = openib_xrc_node_table_fini(&mod->nodes);
+    if (leaked) {
+        openib_cpc_log(10, "openib: xoob: %d remote node entries still referenced at finalize",
+                       leaked);
+    }
+    openib_cpc_module_destroy(&mod->base);
+    free(mod);
+    return OPAL_SUCCESS;
+}
+
+static int xoob_describe(const struct openib_cpc_module *m, char *buf, size_t len)
+{
+    struct xoob_blob b;
+
+    if (OPAL_SUCCESS != xoob_blob_decode(m->blob, m->blob_len, &b)) {
+        snprintf(buf, len, "XRC over a TCP side channel");
+        return OPAL_SUCCESS;
+    }
+    snprintf(buf, len, "XRC over a TCP side channel on port %u, %u XRC SRQ(s)", (unsigned) b.port,
+             (unsigned) b.nsrq);
+    return OPAL_SUCCESS;
+}
 
 /* The BTL sets OPENIB_PORT_CAP_XRC only when the device has XRC *and* the
  * receive queues ask for it; ask the device so the reason names the right
@@ -31,9 +503,11 @@ static int xoob_query(const struct openib_cpc_port *port, int priority,
                       struct openib_cpc_module **out, char *why, size_t why_len)
 {
     const char *dev = port->dev_name ? port->dev_name : "(unknown)";
+    struct xoob_module *mod;
+    struct xoob_blob b;
+    size_t len;
+    int n = 0, rc;
 
-    (void) priority;
-    (void) out;
     if (!(port->caps & OPENIB_PORT_CAP_XRC)) {
         if (device_has_xrc(port)) {
             snprintf(why, why_len, "XRC needs X receive queues in btl_openib_receive_queues "
@@ -43,8 +517,89 @@ static int xoob_query(const struct openib_cpc_port *port, int priority,
         }
         return OPAL_ERR_NOT_SUPPORTED;
     }
-    snprintf(why, why_len, "xoob not implemented yet");
-    return OPAL_ERR_NOT_SUPPORTED;
+    memset(&b, 0, sizeof(b));
+    if (NULL == xops || NULL == port->btl ||
+        OPAL_SUCCESS != xops->port_srqs(port->btl, b.srqn, XOOB_MAX_SRQS, &n, NULL) || n < 1) {
+        snprintf(why, why_len, "no XRC receive queues were set up on %s:%u", dev,
+                 (unsigned) port->port_num);
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    b.nsrq = (uint8_t) n;
+    b.naddr = (uint8_t) oob_local_addrs(b.addrs, XOOB_MAX_ADDRS);
+    if (0 == b.naddr) {
+        snprintf(why, why_len, "this host has no IPv4 address for the side channel");
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    b.node_id = xoob_node_id(openib_cpc_hostname());
+    mod = calloc(1, sizeof(*mod));
+    if (NULL == mod) {
+        snprintf(why, why_len, "out of memory");
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    openib_cpc_module_init(&mod->base);
+    (void) xops->port_srqs(port->btl, NULL, 0, NULL, &mod->rq_layout);
+    rc = oob_chan_start();
+    if (OPAL_SUCCESS != rc) {
+        snprintf(why, why_len, "cannot start the side-channel thread");
+        goto err_free;
+    }
+    rc = oob_chan_listen(mod, &b.port, &mod->listen_id);
+    if (OPAL_SUCCESS != rc) {
+        snprintf(why, why_len, "cannot listen on a TCP port for the side channel");
+        rc = OPAL_ERR_NOT_SUPPORTED;
+        goto err_stop;
+    }
+    rc = xoob_blob_encode(&b, mod->base.blob, sizeof(mod->base.blob), &len);
+    if (OPAL_SUCCESS != rc) {
+        snprintf(why, why_len, "the XRC modex blob does not fit (%d)", rc);
+        goto err_unlisten;
+    }
+    mod->base.blob_len = (uint8_t) len;
+    mod->base.component = &openib_cpc_xoob_component;
+    mod->base.priority = (uint8_t) priority;
+    mod->base.endpoint_init = xoob_endpoint_init;
+    mod->base.start_connect = xoob_start_connect;
+    mod->base.endpoint_finalize = xoob_endpoint_finalize;
+    mod->base.finalize = xoob_module_finalize;
+    mod->base.uses_cts = false;
+    mod->base.describe = xoob_describe;
+    mod->btl = port->btl;
+    mod->node_id = b.node_id;
+    memcpy(mod->gid, port->gid, 16);
+    mod->lid = port->lid;
+    mod->mtu = port->mtu;
+    openib_xrc_node_table_init(&mod->nodes);
+    *out = &mod->base;
+    return OPAL_SUCCESS;
+
+err_unlisten:
+    oob_chan_unlisten(mod->listen_id);
+err_stop:
+    oob_chan_stop();
+err_free:
+    free(mod);
+    return rc;
+}
+
+static void xoob_register(const struct openib_cpc_component *self)
+{
+    (void) self;
+    (void) mca_base_var_register("opal", "btl", "openib", "connect_xoob_timeout",
+                                 "Seconds the xoob CPC waits for an XRC connection handshake",
+                                 MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+                                 MCA_BASE_VAR_SCOPE_READONLY, &xoob_timeout_s);
+    (void) mca_base_var_register("opal", "btl", "openib", "connect_xoob_retries",
+                                 "Times the xoob CPC retries a handshake whose side channel failed",
+                                 MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+                                 MCA_BASE_VAR_SCOPE_READONLY, &xoob_retries);
+}
+
+static int xoob_finalize(void)
+{
+    free(active);
+    active = NULL;
+    nactive = cap_active = 0;
+    return OPAL_SUCCESS;
 }
 
 const struct openib_cpc_component openib_cpc_xoob_component = {
@@ -53,5 +608,7 @@ const struct openib_cpc_component openib_cpc_xoob_component = {
     .name = "xoob",
     .id = OPENIB_CPC_ID_XOOB,
     .default_priority = 60,
+    .register_params = xoob_register,
     .query = xoob_query,
+    .finalize = xoob_finalize,
 };

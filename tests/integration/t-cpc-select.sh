@@ -8,6 +8,8 @@
 #    the other's rdma_cm declines with the bind error and oob connects;
 #  - cpc_include=xoob on rxe fails fast with the "no CPC" help naming xoob's
 #    reason (no XRC on rxe);
+#  - X (XRC) receive queues on rxe fail fast with the XRC help naming the
+#    device and the parameter value;
 #  - an unknown name fails fast with the list of valid names.
 # timeout: 600
 . "$OPENIB_SRCDIR/tests/integration/lib.sh"
@@ -87,6 +89,12 @@ assert_grep "^ +xoob: device $dev does not support XRC\$" "$RUN_OUT" "xoob's rea
 assert_grep '^ +oob: not in btl_openib_cpc_include$' "$RUN_OUT" "why oob was not tried"
 assert_grep '^ +rdma_cm: not in btl_openib_cpc_include$' "$RUN_OUT" "why rdma_cm was not tried"
 ok "cpc_include=xoob: failed in $RUN_SECS s (status $RUN_RC) naming xoob's reason"
+
+fail_fast xrc-queues 'asks for XRC queues \(X,\.\.\.\):' \
+	--mca btl_openib_receive_queues X,4096,256:X,65536,64
+assert_grep "^ +X,4096,256:X,65536,64\$" "$RUN_OUT" "the XRC help quotes btl_openib_receive_queues"
+assert_grep "^but device $dev does not support XRC" "$RUN_OUT" "the XRC help names the device"
+ok "X receive queues on $dev: refused in $RUN_SECS s (status $RUN_RC) with the XRC help"
 
 fail_fast include-unknown 'An unknown connection method \(CPC\) name was given' \
 	--mca btl_openib_cpc_include oob,nosuchcpc

@@ -1,0 +1,505 @@
+/*
+ * btl_openib_xrc.c - XRC verbs objects for the xoob CPC.
+ *
+ *   XRC domain  one per device, opened on a per-node file so every local
+ *               process of the job shares it (a target QP made by one of
+ *               them delivers into the others' SRQs)
+ *   XRC SRQ     one per X receive queue per port, on the module's CQ
+ *   send QP     one per remote node (IBV_QPT_XRC_SEND), shared by the
+ *               endpoints to that node's processes (connect/cpc_xoob.c keeps
+ *               the node table)
+ *   target QP   IBV_QPT_XRC_RECV, one per remote send QP that asked us
+ */
+#include "opal_config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "opal/constants.h"
+#include "opal/util/proc.h"
+
+#include "btl_openib/btl_openib_xrc.h"
+#include "btl_openib/btl_openib_send.h"
+#include "mca/btl_openib_params.h"
+
+#if OPENIB_HAVE_XRC
+
+/* A target QP this process made, found again when the same send QP asks
+ * twice (its first reply was lost and it retried). */
+struct openib_xrc_tgt {
+    struct ibv_qp *qp;
+    uint32_t peer_qpn;
+    uint8_t peer_gid[16];
+    struct openib_xrc_tgt *next;
+};
+
+static enum ibv_mtu mtu_enum(uint32_t bytes)
+{
+    if (bytes >= 4096) return IBV_MTU_4096;
+    if (bytes >= 2048) return IBV_MTU_2048;
+    if (bytes >= 1024) return IBV_MTU_1024;
+    if (bytes >= 512) return IBV_MTU_512;
+    return IBV_MTU_256;
+}
+
+static void xrcd_path(const struct openib_device *dev, char *buf, size_t len)
+{
+    const char *dir = opal_process_info.job_session_dir ? opal_process_info.job_session_dir
+                                                        : "/tmp";
+
+    snprintf(buf, len, "%s/openib-xrcd-%u-%s", dir, (unsigned) OPAL_PROC_MY_NAME.jobid,
+             dev->name);
+}
+
+int openib_xrc_dev_open(struct openib_device *dev)
+{
+    struct ibv_xrcd_init_attr a = {
+        .comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+        .oflags = O_CREAT,
+    };
+    char path[512];
+
+    if (dev->xrcd) {
+        return OPAL_SUCCESS;
+    }
+    xrcd_path(dev, path, sizeof(path));
+    /* A leftover file of an earlier job with this id is harmless: the
+     * domain is keyed by the file, not by what it contains. */
+    dev->xrcd_fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (dev->xrcd_fd < 0) {
+        OPENIB_VERBOSE(1, "%s: cannot open the XRC domain file %s: %s", dev->name, path,
+                       strerror(errno));
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    a.fd = dev->xrcd_fd;
+    dev->xrcd = ibv_open_xrcd(dev->ctx, &a);
+    if (NULL == dev->xrcd) {
+        OPENIB_VERBOSE(1, "%s: ibv_open_xrcd(%s) failed: %s", dev->name, path, strerror(errno));
+        close(dev->xrcd_fd);
+        dev->xrcd_fd = -1;
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    return OPAL_SUCCESS;
+}
+
+void openib_xrc_dev_close(struct openib_device *dev)
+{
+    char path[512];
+
+    if (NULL == dev->xrcd) {
+        return;
+    }
+    if (ibv_close_xrcd(dev->xrcd)) {
+        OPENIB_VERBOSE(1, "%s: ibv_close_xrcd failed: %s", dev->name, strerror(errno));
+    }
+    dev->xrcd = NULL;
+    close(dev->xrcd_fd);
+    dev->xrcd_fd = -1;
+    /* Every local process opened the domain at init, long before anyone
+     * finalizes, so whoever comes first may remove the name; the others
+     * find it gone (ENOENT), which is fine. */
+    xrcd_path(dev, path, sizeof(path));
+    if (unlink(path) && ENOENT != errno) {
+        OPENIB_VERBOSE(10, "%s: cannot remove %s: %s", dev->name, path, strerror(errno));
+    }
+}
+
+struct ibv_srq *openib_xrc_srq_create(mca_btl_openib_module_t *m, uint32_t max_wr)
+{
+    struct ibv_srq_init_attr_ex a = {
+        .attr = { .max_wr = max_wr, .max_sge = 1 },
+        .comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD |
+                     IBV_SRQ_INIT_ATTR_CQ,
+        .srq_type = IBV_SRQT_XRC,
+        .pd = m->dev->pd,
+        .cq = m->cq,
+    };
+    struct ibv_srq *srq;
+
+    if (OPAL_SUCCESS != openib_xrc_dev_open(m->dev)) {
+        return NULL;
+    }
+    a.xrcd = m->dev->xrcd;
+    srq = ibv_create_srq_ex(m->dev->ctx, &a);
+    if (NULL == srq) {
+        OPENIB_VERBOSE(1, "%s:%d: creating an XRC SRQ (%u entries) failed: %s", m->dev->name,
+                       m->port_num, max_wr, strerror(errno));
+    }
+    return srq;
+}
+
+void openib_xrc_port_fini(mca_btl_openib_module_t *m)
+{
+    while (m->xrc_tgts) {
+        struct openib_xrc_tgt *t = m->xrc_tgts;
+        m->xrc_tgts = t->next;
+        if (ibv_destroy_qp(t->qp)) {
+            OPENIB_VERBOSE(1, "%s:%d: destroying an XRC target QP failed: %s", m->dev->name,
+                           m->port_num, strerror(errno));
+        }
+        free(t);
+    }
+}
+
+/* ---- the operations xoob calls ---- */
+
+static int port_srqs(void *btl, uint32_t *srqn, int max, int *n, uint32_t *rq_layout)
+{
+    mca_btl_openib_module_t *m = btl;
+    const struct openib_rq_spec *rq = &mca_btl_openib_component.rq;
+    int q;
+
+    if (rq_layout) {
+        *rq_layout = openib_rq_spec_hash(rq);
+    }
+    if (NULL == n) {
+        return OPAL_SUCCESS;
+    }
+    if (rq->num > max) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    for (q = 0; q < rq->num; ++q) {
+        if (rq->q[q].type != OPENIB_RQ_XRC || NULL == m->srq[q] ||
+            ibv_get_srq_num(m->srq[q], &srqn[q])) {
+            return OPAL_ERR_NOT_SUPPORTED;
+        }
+    }
+    *n = rq->num;
+    return OPAL_SUCCESS;
+}
+
+/* The send QP's completions land on the module's CQ: make room first. */
+static int grow_cq_for(mca_btl_openib_module_t *m, uint32_t wqes)
+{
+    int need = m->cq_used + (int) wqes, cqe = m->cq->cqe;
+
+    if (need > cqe) {
+        while (cqe < need) {
+            cqe *= 2;
+        }
+        if (cqe > m->dev->attr.max_cqe || ibv_resize_cq(m->cq, cqe)) {
+            OPENIB_VERBOSE(1, "%s:%d: cannot grow the CQ to %d entries (%s); raise "
+                           "btl_openib_cq_size", m->dev->name, m->port_num, cqe, strerror(errno));
+            return OPAL_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    m->cq_used = need;
+    return OPAL_SUCCESS;
+}
+
+static int send_qp_create(void *btl, int sharers, void **qp_out, uint32_t *qpn, uint32_t *psn,
+                          uint32_t *wqe_cap)
+{
+    mca_btl_openib_module_t *m = btl;
+    uint64_t want = (uint64_t) openib_params.max_send_wr * mca_btl_openib_component.rq.num *
+                    (uint64_t) (sharers > 0 ? sharers : 1);
+    struct ibv_qp_init_attr_ex ia = {
+        .qp_type = IBV_QPT_XRC_SEND,
+        .send_cq = m->cq,
+        .recv_cq = m->cq,
+        .comp_mask = IBV_QP_INIT_ATTR_PD,
+        .pd = m->dev->pd,
+        .cap = { .max_send_sge = 3, .max_inline_data = m->max_inline },
+    };
+    struct ibv_qp_attr a = {
+        .qp_state = IBV_QPS_INIT,
+        .pkey_index = 0,
+        .port_num = m->port_num,
+        .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                           IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+    };
+    struct ibv_qp *qp;
+    int rc;
+
+    /* Room for every endpoint that shares it, as far as the device allows. */
+    ia.cap.max_send_wr = (uint32_t) (want > (uint64_t) m->dev->attr.max_qp_wr
+                                         ? (uint64_t) m->dev->attr.max_qp_wr : want);
+    rc = grow_cq_for(m, ia.cap.max_send_wr);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    qp = ibv_create_qp_ex(m->dev->ctx, &ia);
+    if (NULL == qp) {
+        OPENIB_VERBOSE(1, "%s:%d: creating an XRC send QP (%u WQEs) failed: %s", m->dev->name,
+                       m->port_num, ia.cap.max_send_wr, strerror(errno));
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                                  IBV_QP_ACCESS_FLAGS)) {
+        OPENIB_VERBOSE(1, "%s:%d: XRC send QP to INIT failed: %s", m->dev->name, m->port_num,
+                       strerror(errno));
+        ibv_destroy_qp(qp);
+        return OPAL_ERROR;
+    }
+    *qp_out = qp;
+    *qpn = qp->qp_num;
+    *psn = (uint32_t) (random() & 0xffffff);
+    *wqe_cap = ia.cap.max_send_wr;
+    return OPAL_SUCCESS;
+}
+
+/* Address of the peer for RTR: a GRH on Ethernet and across subnets. */
+static void fill_av(const mca_btl_openib_module_t *m, const struct openib_xoob_peer *p,
+                    struct ibv_ah_attr *ah)
+{
+    static const uint8_t zero[16];
+
+    *ah = (struct ibv_ah_attr) { .dlid = p->lid, .port_num = m->port_num };
+    if (m->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET ||
+        (memcmp(p->gid, zero, 16) && memcmp(p->gid, m->gid.raw, 8))) {
+        ah->is_global = 1;
+        memcpy(ah->grh.dgid.raw, p->gid, 16);
+        ah->grh.sgid_index = (uint8_t) m->gid_index;
+        ah->grh.hop_limit = 64;
+    }
+}
+
+static uint32_t path_mtu(const mca_btl_openib_module_t *m, uint32_t peer)
+{
+    uint32_t mine = 128u << m->port_attr.active_mtu;
+    return peer && peer < mine ? peer : mine;
+}
+
+static int send_qp_connect(void *btl, void *qpv, uint32_t psn, const struct openib_xoob_peer *tgt,
+                           char *why, size_t why_len)
+{
+    mca_btl_openib_module_t *m = btl;
+    struct ibv_qp *qp = qpv;
+    struct ibv_qp_attr a = {
+        .qp_state = IBV_QPS_RTR,
+        .path_mtu = mtu_enum(path_mtu(m, tgt->mtu)),
+        .dest_qp_num = tgt->qpn,
+        .rq_psn = 0, /* a send QP receives nothing */
+    };
+
+    fill_av(m, tgt, &a.ah_attr);
+    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                  IBV_QP_RQ_PSN)) {
+        snprintf(why, why_len, "XRC send QP to RTR failed: %s", strerror(errno));
+        return OPAL_ERROR;
+    }
+    a = (struct ibv_qp_attr) {
+        .qp_state = IBV_QPS_RTS,
+        .timeout = (uint8_t) openib_params.ib_timeout,
+        .retry_cnt = (uint8_t) openib_params.ib_retry_count,
+        .rnr_retry = (uint8_t) openib_params.ib_rnr_retry,
+        .sq_psn = psn,
+        .max_rd_atomic = m->dev->attr.max_qp_init_rd_atom > 16 ? 16
+                                                               : m->dev->attr.max_qp_init_rd_atom,
+    };
+    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC)) {
+        snprintf(why, why_len, "XRC send QP to RTS failed: %s", strerror(errno));
+        return OPAL_ERROR;
+    }
+    return OPAL_SUCCESS;
+}
+
+static void send_qp_destroy(void *btl, void *qp)
+{
+    mca_btl_openib_module_t *m = btl;
+
+    if (ibv_destroy_qp(qp)) {
+        OPENIB_VERBOSE(1, "%s:%d: destroying an XRC send QP failed: %s", m->dev->name,
+                       m->port_num, strerror(errno));
+    }
+}
+
+static int tgt_qp_get(void *btl, const struct openib_xoob_peer *ini, uint32_t *tgt_qpn,
+                      char *why, size_t why_len)
+{
+    mca_btl_openib_module_t *m = btl;
+    struct ibv_qp_init_attr_ex ia = {
+        .qp_type = IBV_QPT_XRC_RECV,
+        .comp_mask = IBV_QP_INIT_ATTR_XRCD,
+        .xrcd = m->dev->xrcd,
+    };
+    struct ibv_qp_attr a = {
+        .qp_state = IBV_QPS_INIT,
+        .pkey_index = 0,
+        .port_num = m->port_num,
+        .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                           IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+    };
+    struct openib_xrc_tgt *t;
+
+    for (t = m->xrc_tgts; t; t = t->next) {
+        if (t->peer_qpn == ini->qpn && 0 == memcmp(t->peer_gid, ini->gid, 16)) {
+            *tgt_qpn = t->qp->qp_num;
+            return OPAL_SUCCESS;
+        }
+    }
+    t = calloc(1, sizeof(*t));
+    if (NULL == t) {
+        snprintf(why, why_len, "out of memory");
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    t->qp = ibv_create_qp_ex(m->dev->ctx, &ia);
+    if (NULL == t->qp) {
+        snprintf(why, why_len, "creating an XRC target QP failed: %s", strerror(errno));
+        goto err_free;
+    }
+    if (ibv_modify_qp(t->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                                     IBV_QP_ACCESS_FLAGS)) {
+        snprintf(why, why_len, "XRC target QP to INIT failed: %s", strerror(errno));
+        goto err_qp;
+    }
+    a = (struct ibv_qp_attr) {
+        .qp_state = IBV_QPS_RTR,
+        .path_mtu = mtu_enum(path_mtu(m, ini->mtu)),
+        .dest_qp_num = ini->qpn,
+        .rq_psn = ini->psn,
+        .max_dest_rd_atomic = m->dev->attr.max_qp_rd_atom > 16 ? 16 : m->dev->attr.max_qp_rd_atom,
+        .min_rnr_timer = 12, /* 0.64 ms, as for RC */
+    };
+    fill_av(m, ini, &a.ah_attr);
+    if (ibv_modify_qp(t->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+                                     IBV_QP_MIN_RNR_TIMER)) {
+        snprintf(why, why_len, "XRC target QP to RTR failed: %s", strerror(errno));
+        goto err_qp;
+    }
+    t->peer_qpn = ini->qpn;
+    memcpy(t->peer_gid, ini->gid, 16);
+    t->next = m->xrc_tgts;
+    m->xrc_tgts = t;
+    *tgt_qpn = t->qp->qp_num;
+    return OPAL_SUCCESS;
+
+err_qp:
+    ibv_destroy_qp(t->qp);
+err_free:
+    free(t);
+    return OPAL_ERROR;
+}
+
+static int ep_attach(void *btl_ep, struct openib_xrc_node *node, const uint32_t *srqn, int nsrq,
+                     char *why, size_t why_len)
+{
+    mca_btl_openib_endpoint_t *ep = btl_ep;
+    const struct openib_rq_spec *rq = &mca_btl_openib_component.rq;
+    uint32_t per_q, want;
+    int q, rc;
+
+    if (nsrq != rq->num) {
+        snprintf(why, why_len, "btl_openib_receive_queues differs between the two processes "
+                 "(%d vs %d XRC queues)", rq->num, nsrq);
+        return OPAL_ERR_BAD_PARAM;
+    }
+    /* A fair share for every endpoint that uses the node's QP, so the
+     * first ones cannot take all of it. */
+    want = node->wqe_cap / ((uint32_t) rq->num * (uint32_t) (node->refcount > 0 ? node->refcount : 1));
+    if (want > (uint32_t) openib_params.max_send_wr) {
+        want = (uint32_t) openib_params.max_send_wr;
+    }
+    rc = openib_xrc_node_reserve(node, want ? want : 1, rq->num, &per_q);
+    if (OPAL_SUCCESS != rc) {
+        snprintf(why, why_len, "the shared XRC send QP to this node has no send WQEs left "
+                 "(%u of %u in use by %d endpoints)", node->wqe_used, node->wqe_cap,
+                 node->refcount);
+        return rc;
+    }
+    for (q = 0; q < rq->num; ++q) {
+        struct openib_ep_qp *qp = &ep->qps[q];
+
+        qp->reclaim_size = per_q + 1;
+        qp->reclaim = calloc(qp->reclaim_size, sizeof(*qp->reclaim));
+        if (NULL == qp->reclaim) {
+            openib_xrc_node_unreserve(node, per_q, rq->num);
+            snprintf(why, why_len, "out of memory");
+            return OPAL_ERR_OUT_OF_RESOURCE;
+        }
+        qp->qp = node->qp;
+        qp->sd_wqe = (int32_t) per_q;
+        ep->xrc_srqn[q] = srqn[q];
+    }
+    ep->xrc_wqe = per_q;
+    ep->num_qps = rq->num;
+    ep->qps_created = true;
+    ep->xrc = true;
+    return OPAL_SUCCESS;
+}
+
+static void ep_detach(void *btl_ep, struct openib_xrc_node *node)
+{
+    mca_btl_openib_endpoint_t *ep = btl_ep;
+    int q;
+
+    openib_xrc_node_unreserve(node, ep->xrc_wqe, ep->num_qps);
+    /* The QP is the node's: endpoint teardown must not destroy it. */
+    for (q = 0; q < ep->num_qps; ++q) {
+        ep->qps[q].qp = NULL;
+    }
+    ep->xrc_wqe = 0;
+}
+
+const struct openib_xoob_btl_ops openib_xrc_xoob_ops = {
+    .size = sizeof(struct openib_xoob_btl_ops),
+    .port_srqs = port_srqs,
+    .send_qp_create = send_qp_create,
+    .send_qp_connect = send_qp_connect,
+    .send_qp_destroy = send_qp_destroy,
+    .tgt_qp_get = tgt_qp_get,
+    .ep_attach = ep_attach,
+    .ep_detach = ep_detach,
+};
+
+#else /* !OPENIB_HAVE_XRC: no XRC verbs in this build */
+
+int openib_xrc_dev_open(struct openib_device *dev)
+{
+    (void) dev;
+    return OPAL_ERR_NOT_SUPPORTED;
+}
+
+void openib_xrc_dev_close(struct openib_device *dev)
+{
+    (void) dev;
+}
+
+struct ibv_srq *openib_xrc_srq_create(mca_btl_openib_module_t *m, uint32_t max_wr)
+{
+    (void) m;
+    (void) max_wr;
+    return NULL;
+}
+
+void openib_xrc_port_fini(mca_btl_openib_module_t *m)
+{
+    (void) m;
+}
+
+static int port_srqs(void *btl, uint32_t *srqn, int max, int *n, uint32_t *rq_layout)
+{
+    (void) btl;
+    (void) srqn;
+    (void) max;
+    (void) n;
+    (void) rq_layout;
+    return OPAL_ERR_NOT_SUPPORTED;
+}
+
+/* Only port_srqs is ever reached: it makes xoob decline the port. */
+const struct openib_xoob_btl_ops openib_xrc_xoob_ops = {
+    .size = sizeof(struct openib_xoob_btl_ops),
+    .port_srqs = port_srqs,
+};
+
+#endif /* OPENIB_HAVE_XRC */
+
+void openib_xrc_recv_orphan(mca_btl_openib_module_t *m, openib_frag_t *f, uint32_t length)
+{
+    struct openib_hdr *hdr = f->hdr;
+
+    /* No endpoint: no credits to learn (X queues have none) and no ring
+     * offers (xoob endpoints have no credit mailbox, so none are made). */
+    openib_deliver(m, NULL, hdr->tag, hdr + 1, length - sizeof(*hdr));
+    f->ep = NULL;
+    if (OPAL_SUCCESS != openib_post_recv(m, NULL, f)) {
+        openib_frag_return(f);
+    }
+}

@@ -1,0 +1,197 @@
+/*
+ * cpc_xoob_wire.c - xoob's modex blob and side-channel messages.
+ *
+ * Blob, version 1, big-endian, exact length:
+ *   u8 version, u8 naddr (1..8), u16 tcp_port, naddr x 4 bytes IPv4 (as
+ *   published: network order), u64 node_id, u8 nsrq (1..8), nsrq x u32 SRQN
+ *
+ * Message (fixed size, zero padded), big-endian:
+ *   u32 magic "XOOB", u8 version, u8 type, u16 reason, 8 bytes source id,
+ *   8 bytes destination id, u32 qpn, u32 psn, u32 mtu, u32 rq_layout,
+ *   16 bytes gid, u16 lid, u64 node_id, 64 bytes why (NUL-padded)
+ */
+#include "opal_config.h"
+
+#include <string.h>
+
+#include "opal/constants.h"
+
+#include "connect/cpc_xoob_wire.h"
+
+#define XOOB_MAGIC 0x584f4f42u /* "XOOB" */
+#define XOOB_MSG_LEN (4 + 4 + 2 * XOOB_ID_LEN + 16 + 16 + 2 + 8 + 64)
+
+static uint8_t *put(uint8_t *p, uint64_t v, int n)
+{
+    int i;
+    for (i = 0; i < n; ++i) {
+        p[i] = (uint8_t) (v >> (8 * (n - 1 - i)));
+    }
+    return p + n;
+}
+
+static const uint8_t *get(const uint8_t *p, uint64_t *v, int n)
+{
+    int i;
+    *v = 0;
+    for (i = 0; i < n; ++i) {
+        *v = (*v << 8) | p[i];
+    }
+    return p + n;
+}
+
+static size_t blob_size(uint8_t naddr, uint8_t nsrq)
+{
+    return 4 + 4 * (size_t) naddr + 8 + 1 + 4 * (size_t) nsrq;
+}
+
+int xoob_blob_encode(const struct xoob_blob *b, uint8_t *buf, size_t cap, size_t *len)
+{
+    uint8_t *p = buf;
+    int i;
+
+    if (NULL == b || NULL == buf || NULL == len || 0 == b->naddr ||
+        b->naddr > XOOB_MAX_ADDRS || 0 == b->nsrq || b->nsrq > XOOB_MAX_SRQS) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (cap < blob_size(b->naddr, b->nsrq)) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    p = put(p, XOOB_WIRE_VERSION, 1);
+    p = put(p, b->naddr, 1);
+    p = put(p, b->port, 2);
+    for (i = 0; i < b->naddr; ++i) {
+        memcpy(p, &b->addrs[i], 4);
+        p += 4;
+    }
+    p = put(p, b->node_id, 8);
+    p = put(p, b->nsrq, 1);
+    for (i = 0; i < b->nsrq; ++i) {
+        p = put(p, b->srqn[i], 4);
+    }
+    *len = (size_t) (p - buf);
+    return OPAL_SUCCESS;
+}
+
+int xoob_blob_decode(const uint8_t *buf, size_t len, struct xoob_blob *b)
+{
+    const uint8_t *p = buf;
+    uint64_t v;
+    int i;
+
+    if (NULL == buf || NULL == b || len < 4) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (buf[0] != XOOB_WIRE_VERSION) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    memset(b, 0, sizeof(*b));
+    b->naddr = buf[1];
+    if (0 == b->naddr || b->naddr > XOOB_MAX_ADDRS || len < blob_size(b->naddr, 0)) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    p = get(p + 2, &v, 2);
+    b->port = (uint16_t) v;
+    for (i = 0; i < b->naddr; ++i) {
+        memcpy(&b->addrs[i], p, 4);
+        p += 4;
+    }
+    p = get(p, &b->node_id, 8);
+    b->nsrq = *p++;
+    /* the length must be exactly what the counts say */
+    if (0 == b->nsrq || b->nsrq > XOOB_MAX_SRQS || len != blob_size(b->naddr, b->nsrq)) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    for (i = 0; i < b->nsrq; ++i) {
+        p = get(p, &v, 4);
+        b->srqn[i] = (uint32_t) v;
+    }
+    return OPAL_SUCCESS;
+}
+
+int xoob_msg_encode(const struct xoob_msg *m, uint8_t *buf, size_t size)
+{
+    uint8_t *p = buf;
+
+    if (NULL == m || NULL == buf || size < XOOB_MSG_LEN) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    memset(buf, 0, size);
+    p = put(p, XOOB_MAGIC, 4);
+    p = put(p, XOOB_WIRE_VERSION, 1);
+    p = put(p, m->type, 1);
+    p = put(p, m->reason, 2);
+    memcpy(p, m->src, XOOB_ID_LEN);
+    memcpy(p + XOOB_ID_LEN, m->dst, XOOB_ID_LEN);
+    p += 2 * XOOB_ID_LEN;
+    p = put(p, m->qpn, 4);
+    p = put(p, m->psn, 4);
+    p = put(p, m->mtu, 4);
+    p = put(p, m->rq_layout, 4);
+    memcpy(p, m->gid, 16);
+    p += 16;
+    p = put(p, m->lid, 2);
+    p = put(p, m->node_id, 8);
+    memcpy(p, m->why, strnlen(m->why, sizeof(m->why) - 1));
+    return OPAL_SUCCESS;
+}
+
+int xoob_msg_is_xoob(const uint8_t *buf, size_t size)
+{
+    uint64_t v;
+
+    if (NULL == buf || size < 4) {
+        return 0;
+    }
+    get(buf, &v, 4);
+    return v == XOOB_MAGIC;
+}
+
+int xoob_msg_decode(const uint8_t *buf, size_t size, struct xoob_msg *m)
+{
+    const uint8_t *p = buf;
+    uint64_t v;
+
+    if (NULL == buf || NULL == m || size < XOOB_MSG_LEN || !xoob_msg_is_xoob(buf, size)) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (buf[4] != XOOB_WIRE_VERSION) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    if (buf[5] < XOOB_REQ || buf[5] > XOOB_REJ) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    memset(m, 0, sizeof(*m));
+    m->type = buf[5];
+    p = get(buf + 6, &v, 2);
+    m->reason = (uint16_t) v;
+    memcpy(m->src, p, XOOB_ID_LEN);
+    memcpy(m->dst, p + XOOB_ID_LEN, XOOB_ID_LEN);
+    p += 2 * XOOB_ID_LEN;
+    p = get(p, &v, 4);
+    m->qpn = (uint32_t) v;
+    p = get(p, &v, 4);
+    m->psn = (uint32_t) v;
+    p = get(p, &v, 4);
+    m->mtu = (uint32_t) v;
+    p = get(p, &v, 4);
+    m->rq_layout = (uint32_t) v;
+    memcpy(m->gid, p, 16);
+    p += 16;
+    p = get(p, &v, 2);
+    m->lid = (uint16_t) v;
+    p = get(p, &m->node_id, 8);
+    memcpy(m->why, p, sizeof(m->why) - 1); /* m->why[63] stays NUL */
+    return OPAL_SUCCESS;
+}
+
+uint64_t xoob_node_id(const char *hostname)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+
+    for (; hostname && *hostname; ++hostname) {
+        h ^= (uint8_t) *hostname;
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
