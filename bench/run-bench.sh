@@ -18,6 +18,8 @@
 #   OPENIB_BENCH_ARGS  extra options for openib_bench (e.g. "-i 100 -b 10")
 #   OPENIB_GUEST_OPTS  extra options for openib-guest (e.g. "--mtu 4200")
 #   OPENIB_BENCH_STEP_TIMEOUT  limit for each MPI run, seconds (default 300)
+#   OPENIB_BENCH_ROUNDS  rounds of every measurement; the table shows medians
+#                      over rounds (default 3)
 #
 # Columns: raw verbs (perftest on the device: ib_send_lat, ib_write_bw,
 # ib_write_bw -b, ib_send_bw; ib_read_bw is reported too), openib (pml ob1,
@@ -50,7 +52,7 @@ in_guest() {
 	local port=18600
 	# perftest NAME ARGS...: loopback server + client; client output in NAME.out
 	perftest() {
-		local name=$1 s
+		local name=$1.r$ROUND s
 		shift
 		port=$((port + 1))
 		timeout 120 "$@" -d "$dev" -x 1 -p "$port" >"$RES/$name.server" 2>&1 &
@@ -71,20 +73,9 @@ in_guest() {
 		printf '%s: %-22s status %s\n' "$PROG" "$name" "$c"
 	}
 
-	if [[ ,$only, == *,raw,* ]]; then
-		perftest send_lat_8 ib_send_lat -s 8 -n 1000
-		perftest send_lat_1m ib_send_lat -s 1048576 -n 20
-		perftest write_bw_8 ib_write_bw -s 8 -n 5000
-		perftest write_bw_1m ib_write_bw -s 1048576 -n 40
-		perftest write_bibw_1m ib_write_bw -b -s 1048576 -n 40
-		perftest read_bw_8 ib_read_bw -s 8 -n 5000
-		perftest read_bw_1m ib_read_bw -s 1048576 -n 40
-		perftest send_bw_8 ib_send_bw -s 8 -n 5000
-	fi
-
 	# mpi NAME MPIRUN-ARGS...: openib_bench --csv under mpirun
 	mpi() {
-		local name=$1 t0 c
+		local name=$1.r$ROUND t0 c
 		shift
 		t0=$EPOCHREALTIME
 		# shellcheck disable=SC2086
@@ -101,22 +92,40 @@ in_guest() {
 		fi
 	}
 
-	if [[ ,$only, == *,ucx,* ]]; then mpi ucx "${MPI_UCX_ARGS[@]}"; fi
-	if [[ ,$only, == *,tcp,* ]]; then mpi tcp "${MPI_TCP_ARGS[@]}"; fi
-	if [[ ,$only, == *,openib,* ]]; then
-		if [ -f "$(openib_component_so)" ]; then
-			# openib twice: with the default CPC (oob) and with rdma_cm
-			(
-				export OMPI_MCA_mca_base_component_path="$OPENIB_BUILDDIR/.libs:$OMPI_SYSTEM_COMPONENT_DIR"
-				mpi openib "${MPI_OPENIB_ARGS[@]}" --mca btl_openib_cpc_include oob
-				mpi rdmacm "${MPI_OPENIB_ARGS[@]}" --mca btl_openib_cpc_include rdma_cm
-			)
-		else
-			echo "component not built: $(openib_component_so)" >"$RES/mpi_openib.err"
-			echo 1 >"$RES/mpi_openib.status"
-			echo "$PROG: openib: component not built ($(openib_component_so))"
+	# Rounds, each running every configuration once: one mpirun is one draw
+	# of how the emulated CPUs get scheduled, so the table takes the median
+	# over rounds (OPENIB_BENCH_ROUNDS, default 3).
+	local rounds=${OPENIB_BENCH_ROUNDS:-3}
+	for ((ROUND = 1; ROUND <= rounds; ROUND++)); do
+		echo "$PROG: round $ROUND of $rounds"
+		if [[ ,$only, == *,raw,* ]]; then
+			perftest send_lat_8 ib_send_lat -s 8 -n 1000
+			perftest send_lat_1m ib_send_lat -s 1048576 -n 20
+			perftest write_bw_8 ib_write_bw -s 8 -n 5000
+			perftest write_bw_1m ib_write_bw -s 1048576 -n 40
+			perftest write_bibw_1m ib_write_bw -b -s 1048576 -n 40
+			perftest read_bw_8 ib_read_bw -s 8 -n 5000
+			perftest read_bw_1m ib_read_bw -s 1048576 -n 40
+			perftest send_bw_8 ib_send_bw -s 8 -n 5000
 		fi
-	fi
+
+		if [[ ,$only, == *,ucx,* ]]; then mpi ucx "${MPI_UCX_ARGS[@]}"; fi
+		if [[ ,$only, == *,tcp,* ]]; then mpi tcp "${MPI_TCP_ARGS[@]}"; fi
+		if [[ ,$only, == *,openib,* ]]; then
+			if [ -f "$(openib_component_so)" ]; then
+				# openib twice: with the default CPC (oob) and with rdma_cm
+				(
+					export OMPI_MCA_mca_base_component_path="$OPENIB_BUILDDIR/.libs:$OMPI_SYSTEM_COMPONENT_DIR"
+					mpi openib "${MPI_OPENIB_ARGS[@]}" --mca btl_openib_cpc_include oob
+					mpi rdmacm "${MPI_OPENIB_ARGS[@]}" --mca btl_openib_cpc_include rdma_cm
+				)
+			else
+				echo "component not built: $(openib_component_so)" >"$RES/mpi_openib.r$ROUND.err"
+				echo 1 >"$RES/mpi_openib.r$ROUND.status"
+				echo "$PROG: openib: component not built ($(openib_component_so))"
+			fi
+		fi
+	done
 	return 0
 }
 
@@ -211,22 +220,49 @@ fi
 # Table
 ok_status() { [ -s "$OUT/$1.status" ] && [ "$(cat "$OUT/$1.status")" = 0 ]; }
 
-# perf_col NAME COLUMN: a value from the perftest result row of NAME.out
-perf_col() {
-	ok_status "$1" || { echo failed; return; }
-	local v
-	v=$(awk -v c="$2" '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 5 { print $c; exit }' "$OUT/$1.out")
-	[[ $v =~ ^[0-9.]+$ ]] && echo "$v" || echo failed
+# rounds NAME: the result names of NAME, one per round (NAME.r1, NAME.r2,
+# ...; plain NAME in the results of an older, single-round run)
+rounds() {
+	local f
+	for f in "$OUT/$1".r*.status "$OUT/$1.status"; do
+		[ -e "$f" ] || continue
+		f=${f%.status}
+		echo "${f##*/}"
+	done
+}
+ok_all() { # NAME: every round ran fine (and there was one)
+	local r n=0
+	for r in $(rounds "$1"); do ok_status "$r" || return 1; n=$((n + 1)); done
+	[ "$n" -gt 0 ]
 }
 
-# mpi_col NAME SIZE FIELD: a value from openib_bench's CSV
+# median VALUES...: of the numeric ones; "failed" when there are none
+median() {
+	printf '%s\n' "$@" | grep -E '^[0-9.]+$' | sort -g |
+		awk '{ v[NR] = $1 } END { if (!NR) print "failed"; else if (NR % 2) print v[(NR + 1) / 2];
+			else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# perf_col NAME COLUMN: a value from the perftest result row of NAME.out (median over rounds)
+perf_col() {
+	local r vals=()
+	for r in $(rounds "$1"); do
+		ok_status "$r" || continue
+		vals+=("$(awk -v c="$2" '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 5 { print $c; exit }' "$OUT/$r.out")")
+	done
+	median "${vals[@]}"
+}
+
+# mpi_col NAME SIZE FIELD: a value from openib_bench's CSV (median over rounds)
 mpi_col() {
-	ok_status "mpi_$1" || { echo failed; return; }
-	local v
-	v=$(awk -F, -v s="$2" -v f="$3" '
-		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-		$1 == s { print $(col[f]); exit }' "$OUT/mpi_$1.csv")
-	[[ $v =~ ^[0-9.]+$ ]] && echo "$v" || echo failed
+	local r vals=()
+	for r in $(rounds "mpi_$1"); do
+		ok_status "$r" || continue
+		vals+=("$(awk -F, -v s="$2" -v f="$3" '
+			NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+			$1 == s { print $(col[f]); exit }' "$OUT/$r.csv")")
+	done
+	median "${vals[@]}"
 }
 
 col_or_skip() { # TRANSPORT VALUE (rdmacm is the openib column's second run)
@@ -288,6 +324,7 @@ if [ "$MODE" = guest ]; then
 	echo "== The guest is emulated (TCG unless KVM is usable) and rxe is software: absolute numbers"
 	echo "== mean little; compare the ratios (openib/raw, openib/UCX), measured in the same boot."
 fi
+echo "== Every figure: the median over $(rounds mpi_ucx | wc -l) round(s), each running every configuration once."
 echo "== MPI figures: median iteration of openib_bench (averages in the per-size CSVs); raw latency:"
 echo "== perftest t_typical.  Latency: lower is better (ratio > 1: openib slower); bandwidth, rate: higher is better."
 echo "== openib(oob) and openib(rdma_cm): our BTL with each connection method; ratios use openib(oob)."
@@ -303,22 +340,24 @@ if [[ ,$ONLY, == *,raw,* ]]; then
 fi
 for t in openib rdmacm ucx tcp; do
 	[[ ,$ONLY, == *,${t/rdmacm/openib},* ]] || continue
-	if ok_status "mpi_$t"; then
-		echo "$t: $(grep -h '^# verification' "$OUT/mpi_$t.csv" | sed 's/^# //')"
-	else
-		echo "$t: failed (status $(cat "$OUT/mpi_$t.status" 2>/dev/null || echo "not run")): $(grep -v '^\s*$' "$OUT/mpi_$t.err" 2>/dev/null | grep -v -- '^---' | head -n 2 | tr '\n' ' ')"
-	fi
+	for r in $(rounds "mpi_$t"); do
+		if ok_status "$r"; then
+			echo "${r#mpi_}: $(grep -h '^# verification' "$OUT/$r.csv" | sed 's/^# //')"
+		else
+			echo "${r#mpi_}: failed (status $(cat "$OUT/$r.status" 2>/dev/null || echo "not run")): $(grep -v '^\s*$' "$OUT/$r.err" 2>/dev/null | grep -v -- '^---' | head -n 2 | tr '\n' ' ')"
+		fi
+	done
 done
-echo "per-size results: $OUT/mpi_<transport>.csv; perftest outputs: $OUT/*.out"
+echo "per-size results: $OUT/mpi_<transport>.r<round>.csv; perftest outputs: $OUT/*.out"
 echo "summary CSV: $CSV"
 
 # Exit status: the run must have produced the baselines.
 bad=0
 [ "$grc" = 0 ] || bad=1
 for t in ucx tcp; do
-	[[ ,$ONLY, == *,$t,* ]] && ! ok_status "mpi_$t" && bad=1
+	[[ ,$ONLY, == *,$t,* ]] && ! ok_all "mpi_$t" && bad=1
 done
 if [[ ,$ONLY, == *,raw,* ]]; then
-	for n in send_lat_8 send_lat_1m write_bw_1m write_bibw_1m send_bw_8; do ok_status "$n" || bad=1; done
+	for n in send_lat_8 send_lat_1m write_bw_1m write_bibw_1m send_bw_8; do ok_all "$n" || bad=1; done
 fi
 exit $bad
