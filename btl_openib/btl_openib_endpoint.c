@@ -15,17 +15,9 @@
 #include "btl_openib/btl_openib_credits.h"
 #include "btl_openib/btl_openib_eager_rdma.h"
 #include "btl_openib/btl_openib_frag.h"
+#include "btl_openib/btl_openib_qp_state.h"
 #include "btl_openib/btl_openib_send.h"
 #include "mca/btl_openib_params.h"
-
-static enum ibv_mtu mtu_to_enum(uint32_t bytes)
-{
-    if (bytes >= 4096) return IBV_MTU_4096;
-    if (bytes >= 2048) return IBV_MTU_2048;
-    if (bytes >= 1024) return IBV_MTU_1024;
-    if (bytes >= 512) return IBV_MTU_512;
-    return IBV_MTU_256;
-}
 
 static int create_mailbox(mca_btl_openib_endpoint_t *ep)
 {
@@ -48,44 +40,17 @@ static int create_mailbox(mca_btl_openib_endpoint_t *ep)
     return OPAL_SUCCESS;
 }
 
-static int qp_to_init(mca_btl_openib_endpoint_t *ep, struct ibv_qp *qp)
+/* Room in the CQ for everything this endpoint's QPs can complete. */
+static int reserve_cq(mca_btl_openib_module_t *m, const struct openib_rq_spec *rq)
 {
-    struct ibv_qp_attr a = {
-        .qp_state = IBV_QPS_INIT,
-        .pkey_index = 0,
-        .port_num = ep->module->port_num,
-        .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-                           IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
-    };
-
-    return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-                                     IBV_QP_ACCESS_FLAGS);
-}
-
-/* Every WQE that can complete must have room in the CQ, or the CQ overruns
- * and the port dies: grow it as endpoints come. */
-static int grow_cq(mca_btl_openib_module_t *m, const struct openib_rq_spec *rq)
-{
-    int q, need = m->cq_used + rq->num * openib_params.max_send_wr;
+    int q, need = rq->num * openib_params.max_send_wr;
 
     for (q = 0; q < rq->num; ++q) {
         if (rq->q[q].type == OPENIB_RQ_PP) {
             need += rq->q[q].count;
         }
     }
-    if (need > m->cq->cqe) {
-        int cqe = m->cq->cqe;
-        while (cqe < need) {
-            cqe *= 2;
-        }
-        if (cqe > m->dev->attr.max_cqe || ibv_resize_cq(m->cq, cqe)) {
-            OPENIB_VERBOSE(1, "%s:%d: cannot grow the CQ to %d entries (%s); raise "
-                           "btl_openib_cq_size", m->dev->name, m->port_num, cqe, strerror(errno));
-            return OPAL_ERR_OUT_OF_RESOURCE;
-        }
-    }
-    m->cq_used = need;
-    return OPAL_SUCCESS;
+    return openib_cq_reserve(m, need);
 }
 
 /* Create this endpoint's QPs (one per receive queue) in INIT. */
@@ -110,7 +75,7 @@ static int create_qps(mca_btl_openib_endpoint_t *ep)
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
-    rc = grow_cq(m, rq);
+    rc = reserve_cq(m, rq);
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
@@ -137,7 +102,7 @@ static int create_qps(mca_btl_openib_endpoint_t *ep)
                            strerror(errno));
             return OPAL_ERR_OUT_OF_RESOURCE;
         }
-        if (qp_to_init(ep, qp->qp)) {
+        if (openib_qp_to_init(m, qp->qp)) {
             OPENIB_VERBOSE(1, "QP to INIT for %s failed: %s", ep->desc, strerror(errno));
             return OPAL_ERROR;
         }
@@ -182,53 +147,20 @@ static int cb_local_qp_info(void *btl_ep, struct openib_cpc_qp_info *out)
 
 static int qp_to_rtr(mca_btl_openib_endpoint_t *ep, int q, const struct openib_cpc_qp_info *peer)
 {
-    mca_btl_openib_module_t *m = ep->module;
-    uint32_t mtu = peer->mtu < (128u << m->port_attr.active_mtu) ? peer->mtu
-                                                                 : (128u << m->port_attr.active_mtu);
-    static const uint8_t zero[16];
-    struct ibv_qp_attr a = {
-        .qp_state = IBV_QPS_RTR,
-        .path_mtu = mtu_to_enum(mtu),
-        .dest_qp_num = peer->qpn[q],
-        .rq_psn = peer->psn[q],
-        .max_dest_rd_atomic = m->dev->attr.max_qp_rd_atom > 16 ? 16 : m->dev->attr.max_qp_rd_atom,
-        .min_rnr_timer = 12, /* 0.64 ms */
-        .ah_attr = {
-            .dlid = peer->lid,
-            .sl = 0,
-            .src_path_bits = 0,
-            .port_num = m->port_num,
-        },
+    const struct openib_qp_peer p = {
+        .qpn = peer->qpn[q],
+        .psn = peer->psn[q],
+        .mtu = peer->mtu,
+        .lid = peer->lid,
+        .gid = peer->gid,
     };
 
-    /* A GRH is required on Ethernet (RoCE) and between IB subnets. */
-    if (m->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET ||
-        (memcmp(peer->gid, zero, 16) && memcmp(peer->gid, m->gid.raw, 8))) {
-        a.ah_attr.is_global = 1;
-        memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
-        a.ah_attr.grh.sgid_index = (uint8_t) m->gid_index;
-        a.ah_attr.grh.hop_limit = 64;
-    }
-    return ibv_modify_qp(ep->qps[q].qp, &a,
-                         IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                             IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+    return openib_qp_to_rtr(ep->module, ep->qps[q].qp, &p, true);
 }
 
 static int qp_to_rts(mca_btl_openib_endpoint_t *ep, int q)
 {
-    mca_btl_openib_module_t *m = ep->module;
-    struct ibv_qp_attr a = {
-        .qp_state = IBV_QPS_RTS,
-        .timeout = (uint8_t) openib_params.ib_timeout,
-        .retry_cnt = (uint8_t) openib_params.ib_retry_count,
-        .rnr_retry = (uint8_t) openib_params.ib_rnr_retry,
-        .sq_psn = ep->qps[q].psn,
-        .max_rd_atomic = m->dev->attr.max_qp_init_rd_atom > 16 ? 16 : m->dev->attr.max_qp_init_rd_atom,
-    };
-
-    return ibv_modify_qp(ep->qps[q].qp, &a,
-                         IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                             IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+    return openib_qp_to_rts(ep->module, ep->qps[q].qp, ep->qps[q].psn);
 }
 
 static int cb_qps_to_rts(void *btl_ep)

@@ -22,6 +22,7 @@
 #include "opal/constants.h"
 #include "opal/util/proc.h"
 
+#include "btl_openib/btl_openib_qp_state.h"
 #include "btl_openib/btl_openib_xrc.h"
 #include "btl_openib/btl_openib_send.h"
 #include "mca/btl_openib_params.h"
@@ -36,15 +37,6 @@ struct openib_xrc_tgt {
     uint8_t peer_gid[16];
     struct openib_xrc_tgt *next;
 };
-
-static enum ibv_mtu mtu_enum(uint32_t bytes)
-{
-    if (bytes >= 4096) return IBV_MTU_4096;
-    if (bytes >= 2048) return IBV_MTU_2048;
-    if (bytes >= 1024) return IBV_MTU_1024;
-    if (bytes >= 512) return IBV_MTU_512;
-    return IBV_MTU_256;
-}
 
 static void xrcd_path(const struct openib_device *dev, char *buf, size_t len)
 {
@@ -172,25 +164,6 @@ static int port_srqs(void *btl, uint32_t *srqn, int max, int *n, uint32_t *rq_la
     return OPAL_SUCCESS;
 }
 
-/* The send QP's completions land on the module's CQ: make room first. */
-static int grow_cq_for(mca_btl_openib_module_t *m, uint32_t wqes)
-{
-    int need = m->cq_used + (int) wqes, cqe = m->cq->cqe;
-
-    if (need > cqe) {
-        while (cqe < need) {
-            cqe *= 2;
-        }
-        if (cqe > m->dev->attr.max_cqe || ibv_resize_cq(m->cq, cqe)) {
-            OPENIB_VERBOSE(1, "%s:%d: cannot grow the CQ to %d entries (%s); raise "
-                           "btl_openib_cq_size", m->dev->name, m->port_num, cqe, strerror(errno));
-            return OPAL_ERR_OUT_OF_RESOURCE;
-        }
-    }
-    m->cq_used = need;
-    return OPAL_SUCCESS;
-}
-
 static int send_qp_create(void *btl, int sharers, void **qp_out, uint32_t *qpn, uint32_t *psn,
                           uint32_t *wqe_cap)
 {
@@ -205,20 +178,13 @@ static int send_qp_create(void *btl, int sharers, void **qp_out, uint32_t *qpn, 
         .pd = m->dev->pd,
         .cap = { .max_send_sge = 3, .max_inline_data = m->max_inline },
     };
-    struct ibv_qp_attr a = {
-        .qp_state = IBV_QPS_INIT,
-        .pkey_index = 0,
-        .port_num = m->port_num,
-        .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-                           IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
-    };
     struct ibv_qp *qp;
     int rc;
 
     /* Room for every endpoint that shares it, as far as the device allows. */
     ia.cap.max_send_wr = (uint32_t) (want > (uint64_t) m->dev->attr.max_qp_wr
                                          ? (uint64_t) m->dev->attr.max_qp_wr : want);
-    rc = grow_cq_for(m, ia.cap.max_send_wr);
+    rc = openib_cq_reserve(m, (int) ia.cap.max_send_wr);
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
@@ -228,8 +194,7 @@ static int send_qp_create(void *btl, int sharers, void **qp_out, uint32_t *qpn, 
                        m->port_num, ia.cap.max_send_wr, strerror(errno));
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-                                  IBV_QP_ACCESS_FLAGS)) {
+    if (openib_qp_to_init(m, qp)) {
         OPENIB_VERBOSE(1, "%s:%d: XRC send QP to INIT failed: %s", m->dev->name, m->port_num,
                        strerror(errno));
         ibv_destroy_qp(qp);
@@ -242,57 +207,26 @@ static int send_qp_create(void *btl, int sharers, void **qp_out, uint32_t *qpn, 
     return OPAL_SUCCESS;
 }
 
-/* Address of the peer for RTR: a GRH on Ethernet and across subnets. */
-static void fill_av(const mca_btl_openib_module_t *m, const struct openib_xoob_peer *p,
-                    struct ibv_ah_attr *ah)
+/* The xoob view of the peer, as the shared QP state code wants it. */
+static struct openib_qp_peer qp_peer(const struct openib_xoob_peer *p)
 {
-    static const uint8_t zero[16];
-
-    *ah = (struct ibv_ah_attr) { .dlid = p->lid, .port_num = m->port_num };
-    if (m->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET ||
-        (memcmp(p->gid, zero, 16) && memcmp(p->gid, m->gid.raw, 8))) {
-        ah->is_global = 1;
-        memcpy(ah->grh.dgid.raw, p->gid, 16);
-        ah->grh.sgid_index = (uint8_t) m->gid_index;
-        ah->grh.hop_limit = 64;
-    }
-}
-
-static uint32_t path_mtu(const mca_btl_openib_module_t *m, uint32_t peer)
-{
-    uint32_t mine = 128u << m->port_attr.active_mtu;
-    return peer && peer < mine ? peer : mine;
+    return (struct openib_qp_peer) {
+        .qpn = p->qpn, .psn = p->psn, .mtu = p->mtu, .lid = p->lid, .gid = p->gid,
+    };
 }
 
 static int send_qp_connect(void *btl, void *qpv, uint32_t psn, const struct openib_xoob_peer *tgt,
                            char *why, size_t why_len)
 {
     mca_btl_openib_module_t *m = btl;
-    struct ibv_qp *qp = qpv;
-    struct ibv_qp_attr a = {
-        .qp_state = IBV_QPS_RTR,
-        .path_mtu = mtu_enum(path_mtu(m, tgt->mtu)),
-        .dest_qp_num = tgt->qpn,
-        .rq_psn = 0, /* a send QP receives nothing */
-    };
+    struct openib_qp_peer p = qp_peer(tgt);
 
-    fill_av(m, tgt, &a.ah_attr);
-    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                                  IBV_QP_RQ_PSN)) {
+    p.psn = 0; /* a send QP receives nothing */
+    if (openib_qp_to_rtr(m, qpv, &p, false)) {
         snprintf(why, why_len, "XRC send QP to RTR failed: %s", strerror(errno));
         return OPAL_ERROR;
     }
-    a = (struct ibv_qp_attr) {
-        .qp_state = IBV_QPS_RTS,
-        .timeout = (uint8_t) openib_params.ib_timeout,
-        .retry_cnt = (uint8_t) openib_params.ib_retry_count,
-        .rnr_retry = (uint8_t) openib_params.ib_rnr_retry,
-        .sq_psn = psn,
-        .max_rd_atomic = m->dev->attr.max_qp_init_rd_atom > 16 ? 16
-                                                               : m->dev->attr.max_qp_init_rd_atom,
-    };
-    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-                                  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC)) {
+    if (openib_qp_to_rts(m, qpv, psn)) {
         snprintf(why, why_len, "XRC send QP to RTS failed: %s", strerror(errno));
         return OPAL_ERROR;
     }
@@ -318,14 +252,8 @@ static int tgt_qp_get(void *btl, const struct openib_xoob_peer *ini, uint32_t *t
         .comp_mask = IBV_QP_INIT_ATTR_XRCD,
         .xrcd = m->dev->xrcd,
     };
-    struct ibv_qp_attr a = {
-        .qp_state = IBV_QPS_INIT,
-        .pkey_index = 0,
-        .port_num = m->port_num,
-        .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-                           IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
-    };
     struct openib_xrc_tgt *t;
+    struct openib_qp_peer peer;
 
     for (t = m->xrc_tgts; t; t = t->next) {
         if (t->peer_qpn == ini->qpn && 0 == memcmp(t->peer_gid, ini->gid, 16)) {
@@ -343,23 +271,12 @@ static int tgt_qp_get(void *btl, const struct openib_xoob_peer *ini, uint32_t *t
         snprintf(why, why_len, "creating an XRC target QP failed: %s", strerror(errno));
         goto err_free;
     }
-    if (ibv_modify_qp(t->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-                                     IBV_QP_ACCESS_FLAGS)) {
+    if (openib_qp_to_init(m, t->qp)) {
         snprintf(why, why_len, "XRC target QP to INIT failed: %s", strerror(errno));
         goto err_qp;
     }
-    a = (struct ibv_qp_attr) {
-        .qp_state = IBV_QPS_RTR,
-        .path_mtu = mtu_enum(path_mtu(m, ini->mtu)),
-        .dest_qp_num = ini->qpn,
-        .rq_psn = ini->psn,
-        .max_dest_rd_atomic = m->dev->attr.max_qp_rd_atom > 16 ? 16 : m->dev->attr.max_qp_rd_atom,
-        .min_rnr_timer = 12, /* 0.64 ms, as for RC */
-    };
-    fill_av(m, ini, &a.ah_attr);
-    if (ibv_modify_qp(t->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                                     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-                                     IBV_QP_MIN_RNR_TIMER)) {
+    peer = qp_peer(ini);
+    if (openib_qp_to_rtr(m, t->qp, &peer, true)) {
         snprintf(why, why_len, "XRC target QP to RTR failed: %s", strerror(errno));
         goto err_qp;
     }

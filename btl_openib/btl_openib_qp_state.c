@@ -1,0 +1,114 @@
+/*
+ * btl_openib_qp_state.c - QP state changes and CQ room (see the header).
+ */
+#include "opal_config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "opal/constants.h"
+
+#include "btl_openib/btl_openib_qp_state.h"
+#include "mca/btl_openib_params.h"
+
+/* More outstanding RDMA reads/atomics than this buys nothing on any device
+ * we know and costs responder resources. */
+#define RD_ATOMIC_MAX 16
+
+static enum ibv_mtu mtu_to_enum(uint32_t bytes)
+{
+    if (bytes >= 4096) return IBV_MTU_4096;
+    if (bytes >= 2048) return IBV_MTU_2048;
+    if (bytes >= 1024) return IBV_MTU_1024;
+    if (bytes >= 512) return IBV_MTU_512;
+    return IBV_MTU_256;
+}
+
+/* The smaller of the two ports' MTUs. */
+static uint32_t path_mtu(const mca_btl_openib_module_t *m, uint32_t peer)
+{
+    uint32_t mine = 128u << m->port_attr.active_mtu;
+
+    return peer && peer < mine ? peer : mine;
+}
+
+int openib_qp_to_init(const mca_btl_openib_module_t *m, struct ibv_qp *qp)
+{
+    struct ibv_qp_attr a = {
+        .qp_state = IBV_QPS_INIT,
+        .pkey_index = 0,
+        .port_num = m->port_num,
+        .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                           IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+    };
+
+    return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                                     IBV_QP_ACCESS_FLAGS);
+}
+
+int openib_qp_to_rtr(const mca_btl_openib_module_t *m, struct ibv_qp *qp,
+                     const struct openib_qp_peer *peer, bool responder)
+{
+    static const uint8_t zero[16];
+    struct ibv_qp_attr a = {
+        .qp_state = IBV_QPS_RTR,
+        .path_mtu = mtu_to_enum(path_mtu(m, peer->mtu)),
+        .dest_qp_num = peer->qpn,
+        .rq_psn = peer->psn,
+        .ah_attr = {
+            .dlid = peer->lid,
+            .port_num = m->port_num,
+        },
+    };
+    int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+
+    /* A GRH is required on Ethernet (RoCE) and between IB subnets. */
+    if (m->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET ||
+        (memcmp(peer->gid, zero, 16) && memcmp(peer->gid, m->gid.raw, 8))) {
+        a.ah_attr.is_global = 1;
+        memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
+        a.ah_attr.grh.sgid_index = (uint8_t) m->gid_index;
+        a.ah_attr.grh.hop_limit = 64;
+    }
+    if (responder) {
+        a.max_dest_rd_atomic = m->dev->attr.max_qp_rd_atom > RD_ATOMIC_MAX
+                                   ? RD_ATOMIC_MAX : m->dev->attr.max_qp_rd_atom;
+        a.min_rnr_timer = 12; /* 0.64 ms */
+        mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+    }
+    return ibv_modify_qp(qp, &a, mask);
+}
+
+int openib_qp_to_rts(const mca_btl_openib_module_t *m, struct ibv_qp *qp, uint32_t sq_psn)
+{
+    struct ibv_qp_attr a = {
+        .qp_state = IBV_QPS_RTS,
+        .timeout = (uint8_t) openib_params.ib_timeout,
+        .retry_cnt = (uint8_t) openib_params.ib_retry_count,
+        .rnr_retry = (uint8_t) openib_params.ib_rnr_retry,
+        .sq_psn = sq_psn,
+        .max_rd_atomic = m->dev->attr.max_qp_init_rd_atom > RD_ATOMIC_MAX
+                             ? RD_ATOMIC_MAX : m->dev->attr.max_qp_init_rd_atom,
+    };
+
+    return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+int openib_cq_reserve(mca_btl_openib_module_t *m, int wqes)
+{
+    int need = m->cq_used + wqes, cqe = m->cq->cqe;
+
+    if (need > cqe) {
+        while (cqe < need) {
+            cqe *= 2;
+        }
+        if (cqe > m->dev->attr.max_cqe || ibv_resize_cq(m->cq, cqe)) {
+            OPENIB_VERBOSE(1, "%s:%d: cannot grow the CQ to %d entries (%s); raise "
+                           "btl_openib_cq_size", m->dev->name, m->port_num, cqe, strerror(errno));
+            return OPAL_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    m->cq_used = need;
+    return OPAL_SUCCESS;
+}
