@@ -36,6 +36,7 @@
 #include "connect/cpc_oob_channel.h"
 #include "connect/cpc_internal.h"
 #include "connect/cpc_xoob.h"
+#include "connect/cpc_active.h"
 #include "connect/openib_connect.h"
 
 #define OOB_MAGIC 0x4f49424fu /* "OIBO" */
@@ -78,15 +79,7 @@ static int oob_timeout_s = 30;
 static int oob_retries = 50;
 
 /* endpoints with a handshake in progress (for timers) */
-static struct oob_ep **active;
-static int nactive, cap_active;
-
-static long now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
-}
+static struct openib_cpc_active active = OPENIB_CPC_ACTIVE_INIT(struct oob_ep, active_index);
 
 /* ---- wire format: big-endian, fixed OOB_MSG_SIZE ---- */
 
@@ -209,27 +202,6 @@ static int blob_decode(const uint8_t *b, uint8_t len, uint32_t *addrs, int *nadd
 
 /* ---- handshake ---- */
 
-static void set_active(struct oob_ep *e, bool on)
-{
-    if (on && e->active_index < 0) {
-        if (nactive == cap_active) {
-            int cap = cap_active ? 2 * cap_active : 16;
-            struct oob_ep **a = realloc(active, cap * sizeof(*a));
-            if (NULL == a) {
-                return;
-            }
-            active = a;
-            cap_active = cap;
-        }
-        e->active_index = nactive;
-        active[nactive++] = e;
-    } else if (!on && e->active_index >= 0) {
-        active[e->active_index] = active[--nactive];
-        active[e->active_index]->active_index = e->active_index;
-        e->active_index = -1;
-    }
-}
-
 #define OOB_LOG(e, fmt, ...) \
     openib_cpc_log(100, "openib: oob %s: " fmt, (e)->cep->peer_desc, ##__VA_ARGS__)
 
@@ -241,7 +213,7 @@ static void fail(struct oob_ep *e, int rc, const char *why)
         return;
     }
     e->st = ST_FAILED;
-    set_active(e, false);
+    (void) openib_cpc_active_set(&active, e, false);
     if (e->sid >= 0) {
         oob_chan_close(e->sid);
         e->sid = -1;
@@ -257,7 +229,7 @@ static void fail(struct oob_ep *e, int rc, const char *why)
 static void done(struct oob_ep *e)
 {
     e->st = ST_DONE;
-    set_active(e, false);
+    (void) openib_cpc_active_set(&active, e, false);
     e->cep->btl_ops->connect_complete(e->cep->btl_ep);
 }
 
@@ -289,7 +261,7 @@ static int send_req(struct oob_ep *e)
     e->st = ST_REQ_SENT;
     e->attempts++;
     OOB_LOG(e, "REQ sent (attempt %d, session %d)", e->attempts, e->sid);
-    set_active(e, true);
+    (void) openib_cpc_active_set(&active, e, true);
     return OPAL_SUCCESS;
 }
 
@@ -299,7 +271,7 @@ static int oob_start_connect(struct openib_cpc_module *m, struct openib_cpc_endp
 
     switch (e->st) {
     case ST_IDLE:
-        e->deadline_ms = now_ms() + 1000L * oob_timeout_s;
+        e->deadline_ms = openib_cpc_now_ms() + 1000L * oob_timeout_s;
         return send_req(e);
     case ST_FAILED:
         return OPAL_ERR_UNREACH;
@@ -349,7 +321,7 @@ static void on_req(struct oob_module *mod, int sid, const struct oob_msg *in)
         return;
     }
     if (e->deadline_ms == 0 || e->st == ST_IDLE) {
-        e->deadline_ms = now_ms() + 1000L * oob_timeout_s;
+        e->deadline_ms = openib_cpc_now_ms() + 1000L * oob_timeout_s;
     }
     rc = cep->btl_ops->connect_qps(cep->btl_ep, &in->q, false);
     if (OPAL_SUCCESS == rc) {
@@ -370,7 +342,7 @@ static void on_req(struct oob_module *mod, int sid, const struct oob_msg *in)
     }
     e->resp_sid = sid;
     e->st = ST_RESPONDING;
-    set_active(e, true);
+    (void) openib_cpc_active_set(&active, e, true);
 }
 
 static void on_rtu(struct oob_module *mod, int sid, const struct oob_msg *in)
@@ -416,7 +388,7 @@ static void on_initiator_msg(struct oob_ep *e, int sid, const struct oob_msg *in
             e->st = ST_WAIT_PEER; /* their REQ comes (or came) on our listener */
         } else if (in->reason == REJ_NO_ENDPOINT && e->attempts < oob_retries) {
             e->st = ST_RETRY;
-            e->retry_ms = now_ms() + 100L * e->attempts;
+            e->retry_ms = openib_cpc_now_ms() + 100L * e->attempts;
         } else {
             fail(e, OPAL_ERR_UNREACH, "the peer rejected the connection request");
         }
@@ -451,7 +423,7 @@ static void on_error(const struct oob_event *ev)
     OOB_LOG(e, "side channel error in state %d: %s", e->st, ev->why);
     if (e->st == ST_REQ_SENT && e->attempts < oob_retries) {
         e->st = ST_RETRY;
-        e->retry_ms = now_ms() + 100L * e->attempts;
+        e->retry_ms = openib_cpc_now_ms() + 100L * e->attempts;
     } else if (e->st == ST_REQ_SENT) {
         fail(e, OPAL_ERR_UNREACH, ev->why);
     }
@@ -459,11 +431,11 @@ static void on_error(const struct oob_event *ev)
 
 static void check_timers(void)
 {
-    long t = now_ms();
+    long t = openib_cpc_now_ms();
     int i;
 
-    for (i = nactive - 1; i >= 0; --i) {
-        struct oob_ep *e = active[i];
+    for (i = active.n - 1; i >= 0; --i) {
+        struct oob_ep *e = active.v[i];
         if (t > e->deadline_ms) {
             char why[96];
             snprintf(why, sizeof(why), "no answer within %d s (btl_openib_connect_oob_timeout)",
@@ -505,7 +477,7 @@ int openib_cpc_oob_progress(void)
         }
     }
     if (0 == (++tick & 63)) {
-        if (OPAL_UNLIKELY(nactive > 0)) {
+        if (OPAL_UNLIKELY(active.n > 0)) {
             check_timers();
         }
         openib_cpc_xoob_check_timers();
@@ -541,7 +513,7 @@ static int oob_endpoint_finalize(struct openib_cpc_module *m, struct openib_cpc_
     struct oob_ep *e = cep->cpc_private;
 
     if (e) {
-        set_active(e, false);
+        (void) openib_cpc_active_set(&active, e, false);
         if (e->sid >= 0) {
             oob_chan_close(e->sid);
         }
@@ -638,9 +610,7 @@ static void oob_register(const struct openib_cpc_component *self)
 
 static int oob_finalize(void)
 {
-    free(active);
-    active = NULL;
-    nactive = cap_active = 0;
+    openib_cpc_active_fini(&active);
     return OPAL_SUCCESS;
 }
 

@@ -40,6 +40,7 @@
 #include "connect/cpc_oob_channel.h"
 #include "connect/cpc_xoob.h"
 #include "connect/cpc_xoob_wire.h"
+#include "connect/cpc_active.h"
 #include "connect/openib_connect.h"
 
 struct xoob_module {
@@ -74,44 +75,16 @@ static int xoob_retries = 50;
 /* The owner of every session xoob opens: tells its events from oob's. */
 static char xoob_owner;
 
-static struct xoob_ep **active;      /* drivers with a handshake under way */
-static int nactive, cap_active;
+/* drivers with a handshake under way (for timers) */
+static struct openib_cpc_active active = OPENIB_CPC_ACTIVE_INIT(struct xoob_ep, active_index);
 
 void openib_cpc_xoob_set_btl_ops(const struct openib_xoob_btl_ops *ops)
 {
     xops = ops;
 }
 
-static long now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
-}
-
 #define XOOB_LOG(e, fmt, ...) \
     openib_cpc_log(100, "openib: xoob %s: " fmt, (e)->cep->peer_desc, ##__VA_ARGS__)
-
-static void set_active(struct xoob_ep *e, bool on)
-{
-    if (on && e->active_index < 0) {
-        if (nactive == cap_active) {
-            int cap = cap_active ? 2 * cap_active : 16;
-            struct xoob_ep **a = realloc(active, cap * sizeof(*a));
-            if (NULL == a) {
-                return; /* no timer: the side channel's own errors still end it */
-            }
-            active = a;
-            cap_active = cap;
-        }
-        e->active_index = nactive;
-        active[nactive++] = e;
-    } else if (!on && e->active_index >= 0) {
-        active[e->active_index] = active[--nactive];
-        active[e->active_index]->active_index = e->active_index;
-        e->active_index = -1;
-    }
-}
 
 /* ---- the end of a node's handshake: every waiting endpoint hears it ---- */
 
@@ -139,7 +112,7 @@ static void waiter_done(void *waiter, int rc, const char *why, void *arg)
 
 static void node_finish(struct xoob_ep *driver, int rc, const char *why)
 {
-    set_active(driver, false);
+    (void) openib_cpc_active_set(&active, driver, false);
     if (driver->sid >= 0) {
         oob_chan_close(driver->sid);
         driver->sid = -1;
@@ -187,9 +160,9 @@ static int drive(struct xoob_ep *e)
         node_finish(e, rc, "creating the XRC send queue pair failed");
         return rc;
     }
-    e->deadline_ms = now_ms() + 1000L * xoob_timeout_s;
+    e->deadline_ms = openib_cpc_now_ms() + 1000L * xoob_timeout_s;
     e->sid = -1;
-    set_active(e, true);
+    (void) openib_cpc_active_set(&active, e, true);
     rc = send_req(e);
     if (OPAL_SUCCESS != rc) {
         node_finish(e, rc, "cannot open a side-channel connection");
@@ -238,9 +211,9 @@ static struct xoob_ep *driver_of(int sid)
 {
     int i;
 
-    for (i = 0; i < nactive; ++i) {
-        if (active[i]->sid == sid) {
-            return active[i];
+    for (i = 0; i < active.n; ++i) {
+        if (((struct xoob_ep *) active.v[i])->sid == sid) {
+            return active.v[i];
         }
     }
     return NULL;
@@ -315,7 +288,7 @@ static void on_req(struct xoob_module *mod, int sid, const struct xoob_msg *in)
 static void retry_or_fail(struct xoob_ep *e, const char *why)
 {
     if (e->attempts < xoob_retries) {
-        e->retry_ms = now_ms() + 100L * e->attempts;
+        e->retry_ms = openib_cpc_now_ms() + 100L * e->attempts;
         return; /* check_timers sends the REQ again */
     }
     node_finish(e, OPAL_ERR_UNREACH, why);
@@ -367,12 +340,12 @@ void openib_cpc_xoob_check_timers(void)
     long t;
     int i;
 
-    if (OPAL_LIKELY(0 == nactive)) {
+    if (OPAL_LIKELY(0 == active.n)) {
         return;
     }
-    t = now_ms();
-    for (i = nactive - 1; i >= 0 && i < nactive; --i) {
-        struct xoob_ep *e = active[i];
+    t = openib_cpc_now_ms();
+    for (i = active.n - 1; i >= 0 && i < active.n; --i) {
+        struct xoob_ep *e = active.v[i];
         if (t > e->deadline_ms) {
             char why[96];
             snprintf(why, sizeof(why), "no answer within %d s (btl_openib_connect_xoob_timeout)",
@@ -439,7 +412,7 @@ static int xoob_endpoint_finalize(struct openib_cpc_module *m, struct openib_cpc
     }
     if (openib_xrc_node_leave(e->node, e)) {
         /* we drove the handshake: the others must not wait for it forever */
-        set_active(e, false);
+        (void) openib_cpc_active_set(&active, e, false);
         if (e->sid >= 0) {
             oob_chan_close(e->sid);
             e->sid = -1;
@@ -448,7 +421,7 @@ static int xoob_endpoint_finalize(struct openib_cpc_module *m, struct openib_cpc
                                  "the endpoint connecting the node's send queue pair was closed",
                                  waiter_done, NULL);
     }
-    set_active(e, false);
+    (void) openib_cpc_active_set(&active, e, false);
     qp = openib_xrc_node_put(&mod->nodes, e->node);
     if (qp && xops) {
         xops->send_qp_destroy(mod->btl, qp);
@@ -596,9 +569,7 @@ static void xoob_register(const struct openib_cpc_component *self)
 
 static int xoob_finalize(void)
 {
-    free(active);
-    active = NULL;
-    nactive = cap_active = 0;
+    openib_cpc_active_fini(&active);
     return OPAL_SUCCESS;
 }
 

@@ -1,0 +1,53 @@
+/*
+ * cpc_active.c - the set of handshakes under way (see cpc_active.h).
+ */
+#include "connect/cpc_active.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+static int *slot_of(const struct openib_cpc_active *s, void *e)
+{
+    return (int *) ((char *) e + s->index_off);
+}
+
+bool openib_cpc_active_set(struct openib_cpc_active *s, void *e, bool on)
+{
+    int *slot = slot_of(s, e);
+
+    if (on && *slot < 0) {
+        if (s->n == s->cap) {
+            int cap = s->cap ? 2 * s->cap : 16;
+            void **v = realloc(s->v, (size_t) cap * sizeof(*v));
+
+            if (NULL == v) {
+                return false;
+            }
+            s->v = v;
+            s->cap = cap;
+        }
+        *slot = s->n;
+        s->v[s->n++] = e;
+    } else if (!on && *slot >= 0) {
+        /* the last element takes the freed slot */
+        s->v[*slot] = s->v[--s->n];
+        *slot_of(s, s->v[*slot]) = *slot;
+        *slot = -1;
+    }
+    return true;
+}
+
+void openib_cpc_active_fini(struct openib_cpc_active *s)
+{
+    free(s->v);
+    s->v = NULL;
+    s->n = s->cap = 0;
+}
+
+long openib_cpc_now_ms(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+}
