@@ -87,13 +87,19 @@ void openib_eager_rdma_offer(mca_btl_openib_endpoint_t *ep)
     size_t bytes = (size_t) ring_slots() * ring_slot_size();
     int rc;
 
-    /* One try per endpoint; peers beyond eager_rdma_num keep the queues.
-     * Explicit credit returns need the peer's mailbox. */
-    if (e->offered || ep->is_self || m->num_eager >= openib_params.eager_rdma_num ||
-        ep->conn.state != OPENIB_CONN_CONNECTED || 0 == ep->peer_mailbox_rkey) {
+    /* Not connected on our side yet (a responder can receive before its
+     * handshake ends): the next message tries again. */
+    if (e->offered || ep->conn.state != OPENIB_CONN_CONNECTED) {
         return;
     }
+    /* From here on one try per endpoint. Peers beyond eager_rdma_num keep
+     * the queues; explicit credit returns need the peer's mailbox, which
+     * loopback and XRC endpoints do not have. */
     e->offered = true;
+    if (ep->is_self || ep->xrc || 0 == ep->peer_mailbox_rkey ||
+        m->num_eager >= openib_params.eager_rdma_num) {
+        return;
+    }
     if (NULL == m->eager_eps) {
         m->eager_eps = calloc((size_t) openib_params.eager_rdma_num, sizeof(*m->eager_eps));
         if (NULL == m->eager_eps) {

@@ -8,9 +8,10 @@
  * ib_send_lat), and the BTL saves its receive-completion work too.
  *
  * Per direction, in-band (no CPC wire change):
- *  1. After btl_openib_eager_rdma_threshold messages from a peer, a receiver
- *     with fewer than btl_openib_eager_rdma_num rings on the port registers
- *     a ring and sends the peer an offer (OPENIB_TAG_EAGER_RDMA message).
+ *  1. After btl_openib_eager_rdma_threshold messages from a peer (and once
+ *     its own side of the connection is up), a receiver with fewer than
+ *     btl_openib_eager_rdma_num rings on the port registers a ring and sends
+ *     the peer an offer (OPENIB_TAG_EAGER_RDMA message).
  *  2. The sender then writes small messages (sendi, inline) into the ring,
  *     laid out as btl_openib_eager_layout.h describes, on the endpoint's
  *     first QP; anything that does not fit or finds no free slot takes the
@@ -46,11 +47,13 @@ void openib_eager_rdma_fini(mca_btl_openib_endpoint_t *ep);
 /* Offer a ring now (the slow half of note_recv). */
 void openib_eager_rdma_offer(mca_btl_openib_endpoint_t *ep);
 
-/* Count one message received from ep the normal way; offers a ring when
- * the threshold is reached. */
+/* Count one message received from ep the normal way; offers a ring once
+ * the threshold is reached (and again on later messages until the
+ * endpoint could be asked). */
 static inline void openib_eager_rdma_note_recv(mca_btl_openib_endpoint_t *ep)
 {
-    if (OPAL_UNLIKELY(++ep->eager.seen == (uint32_t) openib_params.eager_rdma_threshold)) {
+    if (OPAL_UNLIKELY(++ep->eager.seen >= (uint32_t) openib_params.eager_rdma_threshold &&
+                      !ep->eager.offered)) {
         openib_eager_rdma_offer(ep);
     }
 }
