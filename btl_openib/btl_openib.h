@@ -147,6 +147,8 @@ struct openib_eager_rdma {
     /* receiving: our ring, written by the peer */
     char *ring;
     struct ibv_mr *ring_mr;
+    volatile uint32_t *next_seq; /* the next slot's footer seq: what polling reads */
+    uint32_t recv_slot;        /* that slot's index */
     uint32_t recv_n;           /* messages taken from the ring, ever */
     uint32_t recv_advertised;  /* the last recv_n the peer was told */
     uint32_t seen;             /* messages received the other way (threshold) */
@@ -207,6 +209,8 @@ struct mca_btl_openib_component {
     struct openib_device **devices;
     int num_devices;
     struct openib_rq_spec rq;
+    int pp_queue[OPENIB_MAX_QUEUES];     /* indices of rq's per-peer (P) queues */
+    int num_pp;
     int output;                          /* opal_output stream for verbose */
     struct openib_hmem_object *hmem_root;
 };

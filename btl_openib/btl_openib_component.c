@@ -151,6 +151,13 @@ static int check_selection_params(void)
                          openib_params.receive_queues, bad, why);
         return rc;
     }
+    /* Credits are per P queue: list them once for the send path. */
+    mca_btl_openib_component.num_pp = 0;
+    for (int q = 0; q < mca_btl_openib_component.rq.num; ++q) {
+        if (mca_btl_openib_component.rq.q[q].type == OPENIB_RQ_PP) {
+            mca_btl_openib_component.pp_queue[mca_btl_openib_component.num_pp++] = q;
+        }
+    }
     return check_eager_rdma_params();
 }
 

@@ -16,16 +16,20 @@
 void openib_credits_stamp(mca_btl_openib_endpoint_t *ep, struct openib_hdr *hdr)
 {
     uint32_t best = 0;
-    int q, pick = -1;
+    int i, pick = -1;
 
     /* Report the queue owing the most credits. */
-    for (q = 0; q < ep->num_qps; ++q) {
-        if (openib_queue_is_pp(q)) {
-            uint32_t owed = ep->qps[q].reposted - ep->qps[q].advertised;
-            if (pick < 0 || owed > best) {
-                best = owed;
-                pick = q;
-            }
+    for (i = 0; i < mca_btl_openib_component.num_pp; ++i) {
+        int q = mca_btl_openib_component.pp_queue[i];
+        uint32_t owed;
+
+        if (q >= ep->num_qps) {
+            break;
+        }
+        owed = ep->qps[q].reposted - ep->qps[q].advertised;
+        if (pick < 0 || owed > best) {
+            best = owed;
+            pick = q;
         }
     }
     hdr->reserved = 0;

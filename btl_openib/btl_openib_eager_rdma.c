@@ -31,6 +31,14 @@ static uint32_t ring_slot_size(void)
 
 /* ---- receiving side: offering and polling our ring ---- */
 
+/* Where the sequence number of slot i's footer lives. */
+static volatile uint32_t *footer_seq(char *ring, uint32_t i)
+{
+    char *end = ring + (uint64_t) (i + 1) * ring_slot_size();
+
+    return &((volatile struct openib_eager_footer *) (end - sizeof(struct openib_eager_footer)))->seq;
+}
+
 static int send_offer(mca_btl_openib_endpoint_t *ep)
 {
     struct openib_eager_offer o = {
@@ -112,6 +120,8 @@ void openib_eager_rdma_offer(mca_btl_openib_endpoint_t *ep)
         return;
     }
     memset(e->ring, 0, bytes);  /* sequence 0: no message yet */
+    e->recv_slot = 0;
+    e->next_seq = footer_seq(e->ring, 0);
     e->ring_mr = ibv_reg_mr(m->dev->pd, e->ring, bytes,
                             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
     if (NULL == e->ring_mr) {
@@ -140,14 +150,14 @@ static bool take_one(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep)
 {
     struct openib_eager_rdma *e = &ep->eager;
     const uint32_t slot_size = ring_slot_size();
-    char *slot = e->ring + openib_eager_slot_offset(ring_slots(), slot_size, e->recv_n);
+    char *slot = e->ring + (uint64_t) e->recv_slot * slot_size;
     volatile struct openib_eager_footer *ft =
         (volatile struct openib_eager_footer *) (slot + slot_size - sizeof(*ft));
     struct openib_hdr hdr;
     uint32_t size;
     int64_t off;
 
-    if (ft->seq != e->recv_n + 1) {
+    if (*e->next_seq != e->recv_n + 1) {
         return false;
     }
     opal_atomic_rmb(); /* the footer came last: read the message after it */
@@ -168,6 +178,8 @@ static bool take_one(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep)
     openib_deliver(m, ep, hdr.tag, slot + off, size);
     e->busy = false;
     e->recv_n++;
+    e->recv_slot = e->recv_slot + 1 == ring_slots() ? 0 : e->recv_slot + 1;
+    e->next_seq = footer_seq(e->ring, e->recv_slot);
     if (e->recv_n - e->recv_advertised >= ring_slots() / 2 &&
         OPAL_SUCCESS == openib_credits_write(ep, OPENIB_MAILBOX_EAGER, e->recv_n)) {
         e->recv_advertised = e->recv_n;
@@ -183,6 +195,10 @@ int openib_eager_rdma_poll(mca_btl_openib_module_t *m)
         mca_btl_openib_endpoint_t *ep = m->eager_eps[i];
         uint32_t k;
 
+        /* the common case, nothing new: one load and a compare */
+        if (OPAL_LIKELY(*ep->eager.next_seq != ep->eager.recv_n + 1)) {
+            continue;
+        }
         /* busy: a callback of this ring called progress; don't re-enter */
         if (ep->eager.busy || ep->conn.state == OPENIB_CONN_FAILED) {
             continue;

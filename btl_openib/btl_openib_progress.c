@@ -164,10 +164,11 @@ int openib_component_progress(void)
 
     for (i = 0; i < mca_btl_openib_component.num_modules; ++i) {
         mca_btl_openib_module_t *m = mca_btl_openib_component.modules[i];
-        count += poll_module(m);
+        /* rings first: they carry the small, latency-bound messages */
         if (m->num_eager) {
             count += openib_eager_rdma_poll(m);
         }
+        count += poll_module(m);
         if (OPAL_UNLIKELY(!opal_list_is_empty(&m->stalled))) {
             mca_btl_openib_endpoint_t *ep, *next;
             OPAL_LIST_FOREACH_SAFE (ep, next, &m->stalled, mca_btl_openib_endpoint_t) {
