@@ -31,6 +31,8 @@ static const struct hmem_presence {
 
 static struct hmem_iface_state hmem_iface[HMEM_IFACE_NUM];
 static pthread_once_t hmem_iface_once = PTHREAD_ONCE_INIT;
+/* Set (release) once the probe is done: lets every send skip pthread_once. */
+static bool hmem_probed;
 /* Read on every detect: set once by the probe, before anyone can read it
  * (pthread_once orders it). */
 static bool hmem_cuda_usable;
@@ -86,11 +88,14 @@ static void hmem_probe_all(void)
 
     hmem_probe_presence(OPENIB_HMEM_ROCM);
     hmem_probe_presence(OPENIB_HMEM_ZE);
+    __atomic_store_n(&hmem_probed, true, __ATOMIC_RELEASE);
 }
 
 void openib_hmem_iface_probe(void)
 {
-    pthread_once(&hmem_iface_once, hmem_probe_all);
+    if (HMEM_UNLIKELY(!__atomic_load_n(&hmem_probed, __ATOMIC_ACQUIRE))) {
+        pthread_once(&hmem_iface_once, hmem_probe_all);
+    }
 }
 
 bool openib_hmem_iface_available(enum openib_hmem_iface iface)
