@@ -73,7 +73,7 @@ struct openib_stats {
     uint64_t sends, send_bytes, recvs, recv_bytes;
     uint64_t puts, gets, atomics, credit_writes, inline_sends, queued_for_credits;
     uint64_t inplace_sends, bounced;
-    uint64_t eager_rdma_sends, eager_rdma_recvs, eager_rdma_rings;
+    uint64_t eager_rdma_sends, eager_rdma_frag_sends, eager_rdma_recvs, eager_rdma_rings;
 };
 
 enum openib_frag_kind {

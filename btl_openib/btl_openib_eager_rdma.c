@@ -246,6 +246,18 @@ void openib_eager_rdma_on_offer(mca_btl_openib_endpoint_t *ep, const void *data,
                    o.slot_size);
 }
 
+/* Whether the peer's ring has a free slot (asking the mailbox when not). */
+static bool ring_has_room(mca_btl_openib_endpoint_t *ep)
+{
+    struct openib_eager_rdma *e = &ep->eager;
+
+    if (e->sent_n - e->peer_returned < e->peer_slots) {
+        return true;
+    }
+    openib_credits_from_mailbox(ep);
+    return e->sent_n - e->peer_returned < e->peer_slots;
+}
+
 int openib_eager_rdma_sendi(mca_btl_openib_endpoint_t *ep, const void *header, size_t header_size,
                             const void *payload, size_t payload_size, uint8_t tag)
 {
@@ -265,13 +277,7 @@ int openib_eager_rdma_sendi(mca_btl_openib_endpoint_t *ep, const void *header, s
     if (off < 0 || e->peer_slot_size - (uint64_t) off > ep->module->max_inline) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
-    if (e->sent_n - e->peer_returned >= e->peer_slots) {
-        openib_credits_from_mailbox(ep);
-        if (e->sent_n - e->peer_returned >= e->peer_slots) {
-            return OPAL_ERR_NOT_SUPPORTED; /* ring full: the queues take it */
-        }
-    }
-    if (!opal_list_is_empty(&qp->pending) || qp->sd_wqe <= 0) {
+    if (!ring_has_room(ep) || !opal_list_is_empty(&qp->pending) || qp->sd_wqe <= 0) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
     openib_credits_stamp(ep, &tail.ft.hdr);
@@ -307,5 +313,77 @@ int openib_eager_rdma_sendi(mca_btl_openib_endpoint_t *ep, const void *header, s
     ep->module->stats.sends++;
     ep->module->stats.eager_rdma_sends++;
     ep->module->stats.send_bytes += size;
+    return OPAL_SUCCESS;
+}
+
+int openib_eager_rdma_send_frag(mca_btl_openib_endpoint_t *ep, struct openib_frag *f)
+{
+    struct openib_eager_rdma *e = &ep->eager;
+    mca_btl_openib_module_t *m = ep->module;
+    uint32_t size = (uint32_t) f->seg[0].seg_len;
+    uint32_t padded = openib_eager_padded(size);
+    uint32_t wire = padded + (uint32_t) sizeof(struct openib_eager_footer);
+    char *msg = openib_frag_payload(f);
+    struct openib_eager_footer *ft;
+    bool early;
+    int64_t off;
+    int rc;
+
+    /* In-place fragments are two pieces; the footer must fit behind the
+     * message in the fragment's own buffer. */
+    if (f->des.des_segment_count != 1 ||
+        sizeof(struct openib_hdr) + wire > mca_btl_openib_component.rq.q[f->qp].size) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    off = openib_eager_msg_offset(e->peer_slot_size, size);
+    if (off < 0 || !ring_has_room(ep) || !opal_list_is_empty(&ep->qps[0].pending) ||
+        ep->qps[0].sd_wqe <= 0) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    ft = (struct openib_eager_footer *) (msg + padded);
+    openib_credits_stamp(ep, &ft->hdr);
+    ft->hdr.tag = f->hdr->tag;
+    ft->size = size;
+    ft->seq = e->sent_n + 1;
+    f->sge[0] = (struct ibv_sge) {
+        .addr = (uintptr_t) msg,
+        .length = wire,
+        .lkey = f->lkey,
+    };
+    f->swr = (struct ibv_send_wr) {
+        .wr_id = (uintptr_t) f | OPENIB_WRID_RING,
+        .sg_list = f->sge,
+        .num_sge = 1,
+        .opcode = IBV_WR_RDMA_WRITE,
+        .wr.rdma = {
+            .remote_addr = e->peer_addr +
+                           openib_eager_slot_offset(e->peer_slots, e->peer_slot_size, e->sent_n) +
+                           (uint64_t) off,
+            .rkey = e->peer_rkey,
+        },
+    };
+    /* As for a send: an inline write of a fragment nobody waits for gives
+     * the fragment back now and needs no completion. */
+    early = false;
+    if (wire <= m->max_inline) {
+        f->swr.send_flags = IBV_SEND_INLINE;
+        early = (f->des.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) && NULL == f->des.des_cbfunc;
+        if (early) {
+            f->swr.wr_id = OPENIB_WRID_MAKE(ep, 0);
+        }
+    }
+    rc = openib_qp_post(ep, 0, &f->swr, !early);
+    if (OPAL_UNLIKELY(rc)) {
+        OPENIB_VERBOSE(1, "RDMA write into the eager ring of %s failed: %s", ep->desc, strerror(rc));
+        return OPAL_ERROR;
+    }
+    e->sent_n++;
+    m->stats.sends++;
+    m->stats.eager_rdma_sends++;
+    m->stats.eager_rdma_frag_sends++;
+    m->stats.send_bytes += size;
+    if (early) {
+        openib_frag_return(f);
+    }
     return OPAL_SUCCESS;
 }

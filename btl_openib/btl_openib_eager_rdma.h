@@ -12,9 +12,10 @@
  *     its own side of the connection is up), a receiver with fewer than
  *     btl_openib_eager_rdma_num rings on the port registers a ring and sends
  *     the peer an offer (OPENIB_TAG_EAGER_RDMA message).
- *  2. The sender then writes small messages (sendi, inline) into the ring,
- *     laid out as btl_openib_eager_layout.h describes, on the endpoint's
- *     first QP; anything that does not fit or finds no free slot takes the
+ *  2. The sender then writes small messages into the ring, laid out as
+ *     btl_openib_eager_layout.h describes, on the endpoint's first QP:
+ *     inline from the caller's memory (sendi) or from a registered send
+ *     fragment; anything that does not fit or finds no free slot takes the
  *     normal send path.
  *  3. Slots are credits: consumed counts go back piggy-backed in the wire
  *     header (cr_qp OPENIB_EAGER_CR_QP) or, once half the ring is owed, by
@@ -37,6 +38,14 @@ int openib_eager_rdma_poll(mca_btl_openib_module_t *m);
  * normal way). */
 int openib_eager_rdma_sendi(mca_btl_openib_endpoint_t *ep, const void *header, size_t header_size,
                             const void *payload, size_t payload_size, uint8_t tag);
+
+/* The same for a send fragment (ob1's control messages and eager sends
+ * too large to go inline): the message, pad and footer are laid out in the
+ * fragment's own registered buffer and written from there. OPAL_SUCCESS
+ * (the fragment completes as a send would), OPAL_ERR_NOT_SUPPORTED (send
+ * it the normal way) or OPAL_ERROR (posting failed). */
+struct openib_frag;
+int openib_eager_rdma_send_frag(mca_btl_openib_endpoint_t *ep, struct openib_frag *f);
 
 /* An OPENIB_TAG_EAGER_RDMA message arrived from ep. */
 void openib_eager_rdma_on_offer(mca_btl_openib_endpoint_t *ep, const void *data, size_t len);

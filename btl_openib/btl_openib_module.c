@@ -329,8 +329,11 @@ static int openib_register_error(mca_btl_base_module_t *btl, mca_btl_base_module
 mca_btl_openib_module_t openib_module_template = {
     .super = {
         .btl_component = &mca_btl_openib_component.super,
-        .btl_eager_limit = 4096 - 8,
-        .btl_rndv_eager_limit = 4096 - 8,
+        /* Up to 32 KiB eagerly (into the 64 KiB shared buffers): below
+         * that a copy on each side costs less than the rendezvous round
+         * trip (rxe, 4-16 KiB: 1.2-2x faster than rendezvous). */
+        .btl_eager_limit = 32768 - 8,
+        .btl_rndv_eager_limit = 32768 - 8,
         .btl_max_send_size = 65536 - 8,
         .btl_rdma_pipeline_send_length = 1024 * 1024,
         .btl_rdma_pipeline_frag_size = 1024 * 1024,

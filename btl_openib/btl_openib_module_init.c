@@ -131,6 +131,8 @@ int openib_module_init(mca_btl_openib_module_t *m)
         goto err;
     }
     m->max_inline = probe_max_inline(m);
+    OPENIB_VERBOSE(10, "%s:%d: up to %u bytes inline in a work request", m->dev->name, m->port_num,
+                   m->max_inline);
     for (rc = 0; rc < mca_btl_openib_component.rq.num; ++rc) {
         if (mca_btl_openib_component.rq.q[rc].type != OPENIB_RQ_PP) {
             m->cq_used += mca_btl_openib_component.rq.q[rc].count; /* SRQ buffers */
@@ -206,7 +208,8 @@ int openib_module_fini(mca_btl_openib_module_t *m)
     if (m->stats.sends + m->stats.recvs) {
         OPENIB_VERBOSE(10, "%s:%d statistics: sends %llu (%llu bytes, %llu inline, %llu in place), receives %llu "
                        "(%llu bytes), puts %llu, gets %llu, bounced %llu, atomics %llu, credit writes %llu, "
-                       "waits for credits %llu, eager_rdma_sent %llu, eager_rdma_received %llu, eager_rdma_rings %llu",
+                       "waits for credits %llu, eager_rdma_sent %llu, eager_rdma_from_frags %llu, eager_rdma_received %llu, "
+                       "eager_rdma_rings %llu",
                        m->dev->name, m->port_num, (unsigned long long) m->stats.sends,
                        (unsigned long long) m->stats.send_bytes,
                        (unsigned long long) m->stats.inline_sends,
@@ -219,6 +222,7 @@ int openib_module_fini(mca_btl_openib_module_t *m)
                        (unsigned long long) m->stats.credit_writes,
                        (unsigned long long) m->stats.queued_for_credits,
                        (unsigned long long) m->stats.eager_rdma_sends,
+                       (unsigned long long) m->stats.eager_rdma_frag_sends,
                        (unsigned long long) m->stats.eager_rdma_recvs,
                        (unsigned long long) m->stats.eager_rdma_rings);
     }

@@ -86,9 +86,9 @@ static void handle_send_done(mca_btl_openib_module_t *m, const struct openib_com
         ep = OPENIB_WRID_EP(c->id);
         openib_qp_reclaim(ep, OPENIB_WRID_QUEUE(c->id));
     } else {
-        openib_frag_t *f = (openib_frag_t *) (uintptr_t) c->id;
+        openib_frag_t *f = OPENIB_WRID_FRAG(c->id);
         ep = f->ep;
-        openib_qp_reclaim(ep, f->qp);
+        openib_qp_reclaim(ep, OPENIB_WRID_FRAG_QP(c->id, f));
         openib_send_complete(f, c->status == IBV_WC_SUCCESS ? OPAL_SUCCESS : OPAL_ERROR);
     }
     if (ep->stalled) {
@@ -116,9 +116,9 @@ static void handle_error(mca_btl_openib_module_t *m, const struct openib_complet
         mca_btl_openib_endpoint_t *cep = OPENIB_WRID_EP(c->id);
         openib_qp_reclaim(cep, OPENIB_WRID_QUEUE(c->id));
     } else {
-        openib_frag_t *f = (openib_frag_t *) (uintptr_t) c->id;
+        openib_frag_t *f = OPENIB_WRID_FRAG(c->id);
         if (f->ep) {
-            openib_qp_reclaim(f->ep, f->qp);
+            openib_qp_reclaim(f->ep, OPENIB_WRID_FRAG_QP(c->id, f));
         }
         openib_send_complete(f, OPAL_ERROR);
     }

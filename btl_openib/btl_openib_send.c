@@ -9,6 +9,7 @@
 #include "opal/constants.h"
 
 #include "btl_openib/btl_openib_credits.h"
+#include "btl_openib/btl_openib_eager_rdma.h"
 #include "btl_openib/btl_openib_rdma.h"
 #include "btl_openib/btl_openib_reg.h"
 #include "btl_openib/btl_openib_send.h"
@@ -159,6 +160,13 @@ int openib_post_frag(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
     f->ep = ep;
     if (OPAL_UNLIKELY(ep->conn.state == OPENIB_CONN_FAILED)) {
         return OPAL_ERR_UNREACH;
+    }
+    /* Small enough for the peer's eager ring, and nothing waits before it. */
+    if (ep->eager.peer_rkey && f->kind == OPENIB_FRAG_SEND && opal_list_is_empty(&qp->pending)) {
+        int rc = openib_eager_rdma_send_frag(ep, f);
+        if (OPAL_ERR_NOT_SUPPORTED != rc) {
+            return rc;
+        }
     }
     /* Keep order within a queue: nothing overtakes what already waits. */
     if (!opal_list_is_empty(&qp->pending) || !have_resources(ep, f)) {

@@ -45,7 +45,7 @@ void openib_completion_from_wc(mca_btl_openib_module_t *m, const struct ibv_wc *
     } else {
         /* opcode is undefined in an error completion: ask the fragment. */
         c->is_recv = !(c->id & OPENIB_WRID_CTRL) &&
-                     ((openib_frag_t *) (uintptr_t) c->id)->kind == OPENIB_FRAG_RECV;
+                     ((openib_frag_t *) OPENIB_WRID_FRAG(c->id))->kind == OPENIB_FRAG_RECV;
     }
     if (c->is_recv && c->status == IBV_WC_SUCCESS &&
         mca_btl_openib_component.rq.q[((openib_frag_t *) (uintptr_t) c->id)->qp].type ==

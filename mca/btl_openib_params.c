@@ -29,7 +29,7 @@ struct openib_params openib_params = {
     .eager_rdma_num = 16,
     .eager_rdma_threshold = 16,
     .eager_rdma_slots = 32,
-    .eager_rdma_slot_size = 256,
+    .eager_rdma_slot_size = 2048,
     .version = NULL,
 };
 

@@ -31,7 +31,11 @@ esent=$(openib_stats_sum "$out" eager_rdma_sent)
 erecv=$(openib_stats_sum "$out" eager_rdma_received)
 [ "$ering" = 2 ] || fail "$ering eager-RDMA rings (want one per direction)"
 [ "$esent" -gt 0 ] && [ "$esent" = "$erecv" ] || fail "eager RDMA: $esent written, $erecv taken"
-ok "eager RDMA: 2 rings, $esent messages written and taken"
+efrag=$(openib_stats_sum "$out" eager_rdma_from_frags)
+# both ways in: inline from the caller's memory (small) and from a
+# registered fragment (too large to go inline, or ob1's control messages)
+[ "$efrag" -gt 0 ] && [ "$efrag" -lt "$esent" ] || fail "eager RDMA: $efrag of $esent from fragments (want some, not all)"
+ok "eager RDMA: 2 rings, $esent messages written and taken ($efrag from fragments)"
 # 2 x 2 x 16 MiB alone is 65536 packets at rxe's 1 KiB MTU
 [ "$pkts" -ge 65536 ] || fail "only $pkts packets left $OPENIB_TEST_DEVICE"
 ok "$pkts packets went through $OPENIB_TEST_DEVICE"
