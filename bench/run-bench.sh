@@ -100,6 +100,7 @@ in_guest() {
 		echo "$PROG: round $ROUND of $rounds"
 		if [[ ,$only, == *,raw,* ]]; then
 			perftest send_lat_8 ib_send_lat -s 8 -n 1000
+			perftest send_lat_4k ib_send_lat -s 4096 -n 500
 			perftest send_lat_1m ib_send_lat -s 1048576 -n 20
 			perftest write_bw_8 ib_write_bw -s 8 -n 5000
 			perftest write_bw_1m ib_write_bw -s 1048576 -n 40
@@ -285,12 +286,14 @@ kilo() {
 # MiB/s from perftest (its MB/sec is 2^20 B/s); msgs/s in millions.
 declare -A V
 V[lat8,raw]=$(perf_col send_lat_8 5)
+V[lat4k,raw]=$(perf_col send_lat_4k 5)
 V[lat1m,raw]=$(perf_col send_lat_1m 5)
 V[uni1m,raw]=$(perf_col write_bw_1m 4)
 V[bi1m,raw]=$(perf_col write_bibw_1m 4)
 V[rate8,raw]=$(kilo "$(perf_col send_bw_8 5)")
 for t in openib rdmacm ucx tcp; do
 	V[lat8,$t]=$(mpi_col "$t" 8 lat_us)
+	V[lat4k,$t]=$(mpi_col "$t" 4096 lat_us)
 	V[lat1m,$t]=$(mpi_col "$t" 1048576 lat_us)
 	V[uni1m,$t]=$(mpi_col "$t" 1048576 uni_MiBps)
 	V[bi1m,$t]=$(mpi_col "$t" 1048576 bi_MiBps)
@@ -301,11 +304,11 @@ for k in "${!V[@]}"; do
 	V[$k]=$(col_or_skip "$t" "${V[$k]}")
 done
 
-ROWS=(lat8 lat1m uni1m bi1m rate8)
-declare -A LABEL=([lat8]="8 B latency (us)" [lat1m]="1 MiB latency (us)"
+ROWS=(lat8 lat4k lat1m uni1m bi1m rate8)
+declare -A LABEL=([lat8]="8 B latency (us)" [lat4k]="4 KiB latency (us)" [lat1m]="1 MiB latency (us)"
 	[uni1m]="1 MiB uni bandwidth (MiB/s)" [bi1m]="1 MiB bi bandwidth (MiB/s)"
 	[rate8]="8 B message rate (k msg/s)")
-declare -A RAWSRC=([lat8]="ib_send_lat t_typical" [lat1m]="ib_send_lat t_typical"
+declare -A RAWSRC=([lat8]="ib_send_lat t_typical" [lat4k]="ib_send_lat t_typical" [lat1m]="ib_send_lat t_typical"
 	[uni1m]="ib_write_bw" [bi1m]="ib_write_bw -b" [rate8]="ib_send_bw MsgRate")
 
 CSV=$OUT/summary.csv

@@ -261,7 +261,7 @@ static void *thread_main(void *arg)
 
     (void) arg;
     while (!ch.stop) {
-        int n = 0, i, k;
+        int n = 0, i, k, timeout = -1;
         long t = now_ms();
 
         pthread_mutex_lock(&ch.lock);
@@ -282,6 +282,9 @@ static void *thread_main(void *arg)
             if (s->state == S_FREE) {
                 continue;
             }
+            if (s->state == S_CONNECTING) {
+                timeout = 100; /* look at its deadline again */
+            }
             pfd[n] = (struct pollfd) {
                 .fd = s->fd,
                 .events = (s->state == S_CONNECTING || s->outlen ? POLLOUT : 0) | POLLIN,
@@ -290,7 +293,10 @@ static void *thread_main(void *arg)
         }
         pthread_mutex_unlock(&ch.lock);
 
-        if (poll(pfd, n, 100) <= 0) {
+        /* Idle (no connect under way): sleep until a socket or wake() has
+         * something, rather than waking a spinning rank's CPU 10 times a
+         * second. */
+        if (poll(pfd, n, timeout) <= 0) {
             continue;
         }
         pthread_mutex_lock(&ch.lock);
