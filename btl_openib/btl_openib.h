@@ -102,6 +102,7 @@ typedef struct mca_btl_openib_module {
     struct ibv_cq *cq;
     int cq_used;                         /* completions that may be outstanding */
     struct ibv_srq *srq[OPENIB_MAX_QUEUES]; /* S queues; XRC SRQs for X queues */
+    uint32_t srq_wr[OPENIB_MAX_QUEUES];  /* buffers posted to each (grows on its limit event) */
     struct openib_xrc_tgt *xrc_tgts;     /* XRC: target QPs made for remote send QPs */
     struct openib_cpc_port cpc_port;
     struct openib_cpc_module *cpcs[OPENIB_MAX_CPCS];

@@ -135,23 +135,49 @@ int openib_credits_write(mca_btl_openib_endpoint_t *ep, int idx, uint32_t value)
     return OPAL_SUCCESS;
 }
 
-void openib_credits_maybe_return(mca_btl_openib_endpoint_t *ep)
+/* Whether queue q (OPENIB_MAILBOX_EAGER: the ring) owes the peer an
+ * explicit return: enough consumed buffers that the peer, which may be
+ * sending one way and so never hears of them piggy-backed, must be told
+ * before it runs out. */
+static bool owes(const mca_btl_openib_endpoint_t *ep, int q)
+{
+    if (OPENIB_MAILBOX_EAGER == q) {
+        return NULL != ep->eager.ring &&
+               ep->eager.recv_n - ep->eager.recv_advertised >= (uint32_t) openib_params.eager_rdma_slots / 2;
+    }
+    return openib_queue_is_pp(q) &&
+           ep->qps[q].reposted - ep->qps[q].advertised >= mca_btl_openib_component.rq.q[q].window;
+}
+
+bool openib_credits_return(mca_btl_openib_endpoint_t *ep)
 {
     int q;
 
+    /* Before the connection is up our QPs may not send yet; the
+     * connection's completion calls this again (cb_connect_complete). */
     if (ep->conn.state != OPENIB_CONN_CONNECTED || 0 == ep->peer_mailbox_rkey) {
-        return;
+        return true;
     }
     for (q = 0; q < ep->num_qps; ++q) {
-        struct openib_ep_qp *qp = &ep->qps[q];
-
-        if (!openib_queue_is_pp(q) ||
-            qp->reposted - qp->advertised < mca_btl_openib_component.rq.q[q].window) {
+        if (!owes(ep, q)) {
             continue;
         }
-        if (OPAL_SUCCESS != openib_credits_write(ep, q, qp->reposted)) {
-            return;
+        if (OPAL_SUCCESS != openib_credits_write(ep, q, ep->qps[q].reposted)) {
+            goto later;
         }
-        qp->advertised = qp->reposted;
+        ep->qps[q].advertised = ep->qps[q].reposted;
     }
+    if (owes(ep, OPENIB_MAILBOX_EAGER)) {
+        if (OPAL_SUCCESS != openib_credits_write(ep, OPENIB_MAILBOX_EAGER, ep->eager.recv_n)) {
+            goto later;
+        }
+        ep->eager.recv_advertised = ep->eager.recv_n;
+    }
+    return true;
+
+later:
+    /* No WQE free now: the stalled list is retried by progress and on this
+     * endpoint's next send completion, so the credits are not lost. */
+    openib_ep_mark_stalled(ep);
+    return false;
 }

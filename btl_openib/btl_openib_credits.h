@@ -38,8 +38,12 @@ void openib_credits_from_hdr(mca_btl_openib_endpoint_t *ep, const struct openib_
 /* Learn returned credits from the mailbox; true when any arrived. */
 bool openib_credits_from_mailbox(mca_btl_openib_endpoint_t *ep);
 
-/* After reposting: return credits explicitly if a window's worth is owed. */
-void openib_credits_maybe_return(mca_btl_openib_endpoint_t *ep);
+/* Return credits explicitly where a window's worth is owed (P queues: the
+ * rq spec's window; the eager ring: half of it). Called after reposting or
+ * taking a ring message, when the connection completes, and by the stalled
+ * list's retries. When no send WQE is free it puts the endpoint on the
+ * stalled list and returns false. */
+bool openib_credits_return(mca_btl_openib_endpoint_t *ep);
 /* RDMA-write `value` into mailbox entry idx of the peer (OPENIB_MAILBOX_*).
  * OPAL_ERR_OUT_OF_RESOURCE when no send WQE is free (try again later). */
 int openib_credits_write(mca_btl_openib_endpoint_t *ep, int idx, uint32_t value);

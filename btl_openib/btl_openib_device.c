@@ -14,6 +14,7 @@
 
 #include "openib_config.h"
 #include "btl_openib/btl_openib.h"
+#include "btl_openib/btl_openib_async.h"
 #include "btl_openib/btl_openib_reg.h"
 #include "btl_openib/btl_openib_hmem_glue.h"
 #include "btl_openib/btl_openib_xrc.h"
@@ -266,13 +267,14 @@ int openib_devices_open(void)
         OPENIB_VERBOSE(1, "no usable active port on %d verbs device(s); openib disabled", ndev);
         return OPAL_ERR_NOT_AVAILABLE;
     }
-    return OPAL_SUCCESS;
+    return openib_async_start(); /* without it a port going down would go unnoticed */
 }
 
 void openib_devices_close(void)
 {
     int i;
 
+    openib_async_stop();
     for (i = 0; i < mca_btl_openib_component.num_modules; ++i) {
         mca_btl_openib_module_t *m = mca_btl_openib_component.modules[i];
         if (m) {

@@ -180,10 +180,7 @@ static bool take_one(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep)
     e->recv_n++;
     e->recv_slot = e->recv_slot + 1 == ring_slots() ? 0 : e->recv_slot + 1;
     e->next_seq = footer_seq(e->ring, e->recv_slot);
-    if (e->recv_n - e->recv_advertised >= ring_slots() / 2 &&
-        OPAL_SUCCESS == openib_credits_write(ep, OPENIB_MAILBOX_EAGER, e->recv_n)) {
-        e->recv_advertised = e->recv_n;
-    }
+    (void) openib_credits_return(ep); /* once half the ring is owed */
     return true;
 }
 
@@ -277,7 +274,7 @@ int openib_eager_rdma_sendi(mca_btl_openib_endpoint_t *ep, const void *header, s
     if (off < 0 || e->peer_slot_size - (uint64_t) off > ep->module->max_inline) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
-    if (!ring_has_room(ep) || !opal_list_is_empty(&qp->pending) || qp->sd_wqe <= 0) {
+    if (!ring_has_room(ep) || !opal_list_is_empty(&qp->pending) || openib_qp_data_room(ep, 0) <= 0) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
     openib_credits_stamp(ep, &tail.ft.hdr);
@@ -337,7 +334,7 @@ int openib_eager_rdma_send_frag(mca_btl_openib_endpoint_t *ep, struct openib_fra
     }
     off = openib_eager_msg_offset(e->peer_slot_size, size);
     if (off < 0 || !ring_has_room(ep) || !opal_list_is_empty(&ep->qps[0].pending) ||
-        ep->qps[0].sd_wqe <= 0) {
+        openib_qp_data_room(ep, 0) <= 0) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
     ft = (struct openib_eager_footer *) (msg + padded);

@@ -112,8 +112,7 @@ static int create_qps(mca_btl_openib_endpoint_t *ep)
         if (NULL == qp->reclaim) {
             return OPAL_ERR_OUT_OF_RESOURCE;
         }
-        /* One WQE held back so credit writes can always be posted. */
-        qp->sd_wqe = (int32_t) ia.cap.max_send_wr - (q == 0 ? 1 : 0);
+        qp->sd_wqe = (int32_t) ia.cap.max_send_wr; /* see openib_qp_data_room */
         opal_hash_table_set_value_uint32(&m->qp_map, qp->qp->qp_num, ep);
     }
     ep->num_qps = rq->num;
@@ -233,13 +232,27 @@ static int cb_post_recvs(void *btl_ep)
     return OPAL_SUCCESS;
 }
 
+/* The connection is up: send what queued behind it, then do what had to
+ * wait for it. A responder may have received a whole queue's worth of
+ * messages before this point; the credits for them, and a ring offer the
+ * threshold already earned, must go out now, since nothing may ever arrive
+ * again to trigger them (a one-way burst). */
+static void now_connected(mca_btl_openib_endpoint_t *ep)
+{
+    openib_lazy_connected(&ep->conn);
+    (void) openib_credits_return(ep);
+    if (!ep->eager.offered && ep->eager.seen >= (uint32_t) openib_params.eager_rdma_threshold) {
+        openib_eager_rdma_offer(ep);
+    }
+}
+
 static void cb_connect_complete(void *btl_ep)
 {
     mca_btl_openib_endpoint_t *ep = btl_ep;
 
     OPENIB_VERBOSE(10, "connected to %s with CPC %s (%d QPs)", ep->desc,
                    ep->cpc ? ep->cpc->component->name : "?", ep->num_qps);
-    openib_lazy_connected(&ep->conn);
+    now_connected(ep);
 }
 
 static void cb_connect_failed(void *btl_ep, int rc, const char *why)
@@ -316,7 +329,7 @@ static int self_connect(mca_btl_openib_endpoint_t *ep)
     }
     OPENIB_VERBOSE(100, "loopback endpoint on %s:%d connected", ep->module->dev->name,
                    ep->module->port_num);
-    openib_lazy_connected(&ep->conn);
+    now_connected(ep);
     return OPAL_SUCCESS;
 }
 

@@ -236,7 +236,7 @@ static int sendi_inline(mca_btl_openib_module_t *m, mca_btl_base_endpoint_t *ep,
         return OPAL_ERR_NOT_SUPPORTED;
     }
     qp = &ep->qps[q];
-    if (!opal_list_is_empty(&qp->pending) || qp->sd_wqe <= 0 ||
+    if (!opal_list_is_empty(&qp->pending) || openib_qp_data_room(ep, q) <= 0 ||
         openib_credits_available(qp, q) <= 0) {
         return OPAL_ERR_NOT_SUPPORTED; /* the fragment path queues it */
     }

@@ -53,6 +53,7 @@ static int create_srqs(mca_btl_openib_module_t *m)
                 return OPAL_ERR_OUT_OF_RESOURCE;
             }
         }
+        m->srq_wr[q] = ia.attr.max_wr;
         if (rq->q[q].low) {
             struct ibv_srq_attr sa = { .srq_limit = rq->q[q].low };
             /* Not every device arms the limit event; it is only a hint. */

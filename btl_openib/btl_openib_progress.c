@@ -45,7 +45,9 @@ static void handle_recv(mca_btl_openib_module_t *m, const struct openib_completi
 {
     openib_frag_t *f = (openib_frag_t *) (uintptr_t) c->id;
     mca_btl_openib_endpoint_t *ep = c->ep;
-    struct openib_hdr *hdr = f->hdr;
+    /* Copied before the buffer goes back to the hardware, which may fill
+     * it again at once. */
+    const struct openib_hdr hdr = *f->hdr;
     int q = f->qp;
 
     if (OPAL_UNLIKELY(NULL == ep)) {
@@ -54,23 +56,27 @@ static void handle_recv(mca_btl_openib_module_t *m, const struct openib_completi
             openib_xrc_recv_orphan(m, f, c->length);
             return;
         }
-        /* A QP we no longer know (endpoint torn down): just keep the buffer. */
-        openib_frag_return(f);
+        /* A QP we no longer know (its endpoint was torn down). A shared
+         * queue's buffer goes back to the SRQ, which would shrink otherwise;
+         * a per-peer one died with its QP. */
+        if (openib_queue_is_pp(q) || OPAL_SUCCESS != openib_post_recv(m, NULL, f)) {
+            openib_frag_return(f);
+        }
         return;
     }
-    openib_credits_from_hdr(ep, hdr);
-    openib_deliver(m, ep, hdr->tag, hdr + 1, c->length - sizeof(*hdr));
+    openib_credits_from_hdr(ep, &hdr);
+    openib_deliver(m, ep, hdr.tag, f->hdr + 1, c->length - sizeof(hdr));
     /* Give the buffer back to the hardware, then owe the peer a credit. */
     f->ep = ep;
     if (OPAL_LIKELY(OPAL_SUCCESS == openib_post_recv(m, ep, f))) {
         if (openib_queue_is_pp(q)) {
             ep->qps[q].reposted++;
-            openib_credits_maybe_return(ep);
+            (void) openib_credits_return(ep);
         }
     } else {
         openib_frag_return(f);
     }
-    if (hdr->tag >= OPENIB_TAG_PML_FIRST) {
+    if (hdr.tag >= OPENIB_TAG_PML_FIRST) {
         openib_eager_rdma_note_recv(ep);
     }
     if (ep->stalled) {
@@ -152,9 +158,9 @@ static int poll_module(mca_btl_openib_module_t *m)
     return n;
 }
 
-/* Connection setup and device events are rare: look at them once every
- * this many progress calls, so the loop that waits for a message polls
- * little more than the CQs. */
+/* Connection setup is rare: look at it once every this many progress
+ * calls, so the loop that waits for a message polls little more than the
+ * CQs. */
 #define CONTROL_EVERY 16
 
 int openib_component_progress(void)
@@ -162,6 +168,7 @@ int openib_component_progress(void)
     static unsigned tick;
     int i, count = 0;
 
+    count += openib_async_poll(); /* one load unless a device event waits */
     for (i = 0; i < mca_btl_openib_component.num_modules; ++i) {
         mca_btl_openib_module_t *m = mca_btl_openib_component.modules[i];
         /* rings first: they carry the small, latency-bound messages */
@@ -177,7 +184,6 @@ int openib_component_progress(void)
         }
     }
     if (OPAL_UNLIKELY(0 == (++tick % CONTROL_EVERY))) {
-        count += openib_async_progress();
         count += openib_cpc_oob_progress();
         count += openib_cpc_rdma_cm_progress();
     }

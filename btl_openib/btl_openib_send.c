@@ -40,7 +40,7 @@ static bool have_resources(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
 {
     struct openib_ep_qp *qp = &ep->qps[f->qp];
 
-    if (qp->sd_wqe <= 0) {
+    if (openib_qp_data_room(ep, f->qp) <= 0) {
         return false;
     }
     if (f->kind == OPENIB_FRAG_SEND && openib_credits_available(qp, f->qp) <= 0) {
@@ -50,7 +50,7 @@ static bool have_resources(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
     return true;
 }
 
-static void mark_stalled(mca_btl_openib_endpoint_t *ep)
+void openib_ep_mark_stalled(mca_btl_openib_endpoint_t *ep)
 {
     if (!ep->stalled) {
         ep->stalled = true;
@@ -65,7 +65,12 @@ int openib_qp_post(mca_btl_openib_endpoint_t *ep, int q, struct ibv_send_wr *wr,
 {
     struct openib_ep_qp *qp = &ep->qps[q];
     struct ibv_send_wr *bad;
-    bool sig = need_signal || qp->unsignaled + 1 >= SIGNAL_EVERY;
+    /* Only a signaled completion gives WQEs back, so besides every
+     * SIGNAL_EVERY-th WQE, each of the last SIGNAL_EVERY before the queue
+     * runs dry is signaled: whenever posting stops for want of WQEs, the last
+     * one posted will complete and free the others (with small
+     * btl_openib_max_send_wr every WQE is signaled). */
+    bool sig = need_signal || qp->unsignaled + 1 >= SIGNAL_EVERY || qp->sd_wqe <= SIGNAL_EVERY;
     int rc;
 
     if (sig) {
@@ -172,7 +177,7 @@ int openib_post_frag(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
     if (!opal_list_is_empty(&qp->pending) || !have_resources(ep, f)) {
         opal_list_append(&qp->pending, &f->des.super.super);
         ep->module->stats.queued_for_credits++;
-        mark_stalled(ep);
+        openib_ep_mark_stalled(ep);
         return OPAL_SUCCESS;
     }
     return post_now(ep, f);
@@ -180,10 +185,12 @@ int openib_post_frag(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
 
 void openib_ep_drain(mca_btl_openib_endpoint_t *ep)
 {
-    bool left = false;
+    bool left;
     int q;
 
     openib_credits_from_mailbox(ep);
+    /* Credits first: they cost no receive buffer and may unblock the peer. */
+    left = !openib_credits_return(ep);
     for (q = 0; q < ep->num_qps; ++q) {
         opal_list_t *pend = &ep->qps[q].pending;
 

@@ -15,6 +15,11 @@ int openib_ep_submit(mca_btl_openib_endpoint_t *ep, openib_frag_t *f);
  * WQE or credit left. */
 int openib_post_frag(mca_btl_openib_endpoint_t *ep, openib_frag_t *f);
 
+/* Put ep on its module's stalled list: fragments wait on its queues for a
+ * WQE or a credit, or credits wait to go back (openib_credits_return).
+ * Progress retries the list (openib_ep_drain). */
+void openib_ep_mark_stalled(mca_btl_openib_endpoint_t *ep);
+
 /* Post what waits on the endpoint's queues, as far as resources allow. */
 void openib_ep_drain(mca_btl_openib_endpoint_t *ep);
 
@@ -28,6 +33,16 @@ int openib_post_recv(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep, 
  * caller needs the completion or when the unsignaled run is long enough.
  * Returns 0 or an errno-style value from ibv_post_send. */
 int openib_qp_post(mca_btl_openib_endpoint_t *ep, int q, struct ibv_send_wr *wr, bool need_signal);
+
+/* Send WQEs of queue q that data (sends, RDMA, ring writes) may still use.
+ * One WQE of the first QP is held back for credit writes
+ * (openib_credits_write), so returned credits can always be posted even
+ * when data has used up the queue; XRC endpoints write no credits. */
+#define OPENIB_CREDIT_WQES 1
+static inline int32_t openib_qp_data_room(const mca_btl_openib_endpoint_t *ep, int q)
+{
+    return ep->qps[q].sd_wqe - (0 == q && !ep->xrc ? OPENIB_CREDIT_WQES : 0);
+}
 
 /* A signaled WQE on queue q completed: give back its WQE and the unsignaled
  * ones before it. */
