@@ -24,6 +24,7 @@
 
 #include "openib/openib_cpc.h"
 #include "connect/openib_connect.h"
+#include "btl_openib/btl_openib_handle.h"
 #include "btl_openib/btl_openib_rq_spec.h"
 #include "btl_openib/btl_openib_lazy.h"
 
@@ -50,16 +51,6 @@ struct openib_reg {
     mca_btl_base_registration_handle_t *handle_view;
 };
 
-/* What ob1 ships to the peer for RDMA (btl_registration_handle_size). */
-struct mca_btl_base_registration_handle_t {
-    uint32_t rkey;
-    uint32_t lkey;
-    uint32_t flags;        /* OPENIB_HANDLE_*; 0 for verbs-registered memory */
-};
-
-/* Memory the NIC cannot register (HMEM without peer-direct): RDMA on it is
- * staged through a registered host bounce buffer. Local use only. */
-#define OPENIB_HANDLE_BOUNCE 1u
 
 /* A bounce handle: the handle ob1 sees, plus where the memory lives. */
 struct openib_bounce_handle {

@@ -102,16 +102,43 @@ static void handle_send_done(mca_btl_openib_module_t *m, const struct openib_com
     }
 }
 
+/* What the failed work request was, for the error report (the opcode of an
+ * error completion is undefined: the fragment says what it carried). */
+static const char *openib_wr_describe(const struct openib_completion *c, char *buf, size_t len)
+{
+    const openib_frag_t *f = OPENIB_WRID_FRAG(c->id);
+
+    if (c->is_recv) {
+        return "a receive";
+    }
+    if (c->id & OPENIB_WRID_CTRL) {
+        return "a credit write, an inline send or an inline eager-RDMA write";
+    }
+    if (c->id & OPENIB_WRID_RING) {
+        snprintf(buf, len, "an eager-RDMA write of %u bytes to 0x%llx, rkey 0x%x", f->sge[0].length,
+                 (unsigned long long) f->swr.wr.rdma.remote_addr, f->swr.wr.rdma.rkey);
+    } else if (f->kind == OPENIB_FRAG_RDMA) {
+        snprintf(buf, len, "RDMA opcode %d of %u bytes at 0x%llx, rkey 0x%x, local 0x%llx lkey 0x%x",
+                 (int) f->swr.opcode, f->sge[0].length,
+                 (unsigned long long) f->swr.wr.rdma.remote_addr, f->swr.wr.rdma.rkey,
+                 (unsigned long long) f->sge[0].addr, f->sge[0].lkey);
+    } else {
+        snprintf(buf, len, "a send of %u bytes", f->len);
+    }
+    return buf;
+}
+
 static void handle_error(mca_btl_openib_module_t *m, const struct openib_completion *c)
 {
     mca_btl_openib_endpoint_t *ep = c->ep;
+    char what[160];
 
     if (c->status == IBV_WC_WR_FLUSH_ERR) {
         /* QP going down: complete quietly, the async/teardown path reports. */
     } else {
-        OPENIB_VERBOSE(1, "completion error on %s:%d: %s (opcode %u, vendor error 0x%x)",
-                       m->dev->name, m->port_num, ibv_wc_status_str(c->status), c->opcode,
-                       c->vendor_err);
+        OPENIB_VERBOSE(1, "completion error on %s:%d: %s (%s, vendor error 0x%x)",
+                       m->dev->name, m->port_num, ibv_wc_status_str(c->status),
+                       openib_wr_describe(c, what, sizeof(what)), c->vendor_err);
         if (ep) {
             openib_endpoint_fail(ep, OPAL_ERROR, ibv_wc_status_str(c->status));
         }

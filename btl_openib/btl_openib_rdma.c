@@ -154,6 +154,23 @@ static int local_op(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, voi
     return OPAL_SUCCESS;
 }
 
+/* Whether the peer's handle registers [remote, remote + size). An operation
+ * outside it would end in a remote access error, which on RC takes the
+ * queue pair (and every other operation on it) down; refused here, it
+ * fails alone and the caller hears why. */
+static bool remote_covered(const mca_btl_base_endpoint_t *ep,
+                           const mca_btl_base_registration_handle_t *rh, uint64_t remote,
+                           size_t size, const char *what)
+{
+    if (OPAL_LIKELY(openib_handle_covers(rh, remote, size))) {
+        return true;
+    }
+    OPENIB_VERBOSE(1, "refused %s of %zu bytes at 0x%llx on %s: the remote handle (rkey 0x%x) "
+                   "registers 0x%llx-0x%llx only", what, size, (unsigned long long) remote, ep->desc,
+                   rh->rkey, (unsigned long long) rh->base, (unsigned long long) (rh->base + rh->len));
+    return false;
+}
+
 static int rdma_common(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local,
                        uint64_t remote, mca_btl_base_registration_handle_t *lh,
                        mca_btl_base_registration_handle_t *rh, size_t size,
@@ -168,6 +185,10 @@ static int rdma_common(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, 
     }
     if (OPAL_UNLIKELY(NULL == rh)) {
         return local_op(btl, ep, local, remote, lh, size, op, 0, 0, cb, ctx, data);
+    }
+    if (OPAL_UNLIKELY(!remote_covered(ep, rh, remote, size,
+                                      op == IBV_WR_RDMA_WRITE ? "an RDMA write" : "an RDMA read"))) {
+        return OPAL_ERR_BAD_PARAM;
     }
     f = rdma_frag(m, ep, local, size, lh, cb, ctx, data);
     if (OPAL_UNLIKELY(NULL == f)) {
@@ -225,6 +246,11 @@ static int atomic_common(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep
     }
     if (OPAL_UNLIKELY(NULL == rh)) {
         return local_op(btl, ep, local, remote, lh, 8, op, a, b, cb, ctx, data);
+    }
+    /* verbs atomics need 8-byte alignment; a misaligned one would be a
+     * remote invalid request, fatal for the queue pair */
+    if (OPAL_UNLIKELY((remote & 7) || !remote_covered(ep, rh, remote, 8, "an atomic"))) {
+        return OPAL_ERR_BAD_PARAM;
     }
     f = rdma_frag(m, ep, local, 8, lh, cb, ctx, data);
     if (OPAL_UNLIKELY(NULL == f)) {

@@ -51,6 +51,9 @@ static int reg_mem(void *reg_data, void *base, size_t size, mca_rcache_base_regi
     reg->handle.rkey = reg->reg.mr->rkey;
     reg->handle.lkey = reg->reg.mr->lkey;
     reg->handle.flags = 0;
+    reg->handle.reserved = 0;
+    reg->handle.base = (uintptr_t) base;
+    reg->handle.len = size;
     reg->reg.handle_view = &reg->handle;
     return OPAL_SUCCESS;
 }

@@ -1,0 +1,57 @@
+#!/bin/bash
+# One-sided communication on dynamic windows over OUR openib (osc rdma):
+# put/flush/get into attached memory, a strided (vector) type, attach /
+# detach / re-attach of new and of the same memory 24 times, and a linked
+# list built with MPI_Fetch_and_op, a 32-bit MPI_Compare_and_swap and MPI_Put
+# among 4 ranks, every value checked by the program (osc_dynamic.c).
+#
+# Then the same lists with elements attached while the other ranks use the
+# window. On one node Open MPI 4.1's osc/rdma can hand openib the wrong
+# region's registration there (see osc_dynamic.c); openib must then refuse
+# the operation and report it to osc, never lose the connection, so the
+# job either passes or ends with openib's "refused ..." line.
+# timeout: 500
+. "$OPENIB_SRCDIR/tests/integration/lib.sh"
+. "$OPENIB_SRCDIR/tests/integration/openib_lib.sh"
+need_cmd mpirun timeout
+use_our_component
+prog=$OPENIB_TEST_TMP/osc_dynamic
+build_mpi_program "$OPENIB_SRCDIR/tests/integration/osc_dynamic.c" "$prog"
+OSC=(--mca osc rdma --mca btl_openib_verbose 10)
+
+out=$OPENIB_TEST_TMP/dyn.out
+timeout -k 10 300 mpirun --allow-run-as-root --oversubscribe -np 4 "${MPI_OPENIB_ARGS[@]}" "${OSC[@]}" \
+	"$prog" flushget dtype reattach llist chase >"$out" 2>&1
+rc=$?
+show "$out"
+[ "$rc" = 0 ] || fail "mpirun (dynamic windows) exited with status $rc"
+for t in flushget dtype reattach llist chase; do
+	assert_grep "^PASS $t \\(4 ranks\\)$" "$out" "$t"
+done
+for f in gets puts atomics; do
+	n=$(openib_stats_sum "$out" "$f")
+	[ "$n" -gt 0 ] || fail "no RDMA $f went through openib"
+done
+ok "dynamic windows: put/get, strided, 24 re-attaches, two linked lists; $(openib_stats_sum "$out" atomics) atomics, $(openib_stats_sum "$out" gets) gets, $(openib_stats_sum "$out" puts) puts over openib"
+if grep -q "refused an" "$out"; then
+	fail "openib refused an operation although nothing attached concurrently"
+fi
+
+out=$OPENIB_TEST_TMP/live.out
+timeout -k 10 300 mpirun --allow-run-as-root --oversubscribe -np 4 "${MPI_OPENIB_ARGS[@]}" "${OSC[@]}" \
+	"$prog" llist-live chase-live >"$out" 2>&1
+rc=$?
+show "$out"
+[ "$rc" != 124 ] && [ "$rc" != 137 ] || fail "live attach: the job hung"
+if grep -Eq "lost its connection|completion error" "$out"; then
+	fail "live attach: a connection was lost (an RDMA operation was posted with a handle that does not cover it)"
+fi
+if [ "$rc" = 0 ]; then
+	assert_grep "^PASS llist-live \\(4 ranks\\)$" "$out" "llist-live"
+	assert_grep "^PASS chase-live \\(4 ranks\\)$" "$out" "chase-live"
+	ok "live attach: both lists complete and verified"
+else
+	assert_grep "openib: refused an (RDMA read|RDMA write|atomic) of [0-9]+ bytes at 0x[0-9a-f]+ on rank [0-9]+ .*: the remote handle \\(rkey 0x[0-9a-f]+\\) registers 0x[0-9a-f]+-0x[0-9a-f]+ only" \
+		"$out" "live attach failed: it must be osc/rdma's wrong handle, refused by openib"
+	ok "live attach: osc/rdma passed a handle of the wrong region; openib refused it and kept the connection"
+fi
