@@ -142,6 +142,37 @@ check_pingpong() {
 	ok "$line"
 }
 
+# --- a bed of several nodes (openib-guest --nodes 2; "# nodes: 2" tests) ------------
+# The test runs on the first node of OPENIB_HOSTS ("node1,node2" in the bed);
+# the others are reached with ssh (in the bed: same environment and working
+# directory there).  MPIRUN_NODES puts rank 0 on the first, rank 1 on the second.
+MPIRUN_NODES=(mpirun --allow-run-as-root -np 2 --host "${OPENIB_HOSTS:-}")
+
+# need_nodes N: fail unless this test runs on N nodes; sets BED_NODES (names).
+need_nodes() {
+	IFS=, read -r -a BED_NODES <<<"${OPENIB_HOSTS:-}"
+	[ "${#BED_NODES[@]}" -ge "$1" ] ||
+		fail "this test needs $1 nodes (a '# nodes: $1' header; run it with tests/integration/run-all)"
+	need_cmd ssh
+}
+
+# on_node NODE SHELL-CODE: run SHELL-CODE on NODE (locally on this node).
+on_node() {
+	if [ "$1" = "$(hostname)" ]; then
+		bash -c "$2" </dev/null
+	else
+		ssh -n "$1" "$2"
+	fi
+}
+
+# node_counter NODE DEV NAME: dev_counter on NODE.
+node_counter() { on_node "$1" "$(declare -f dev_counter); dev_counter $2 $3"; }
+
+# node_netdev_bytes NODE DEV rx|tx: bytes through the interface behind DEV.
+node_netdev_bytes() {
+	on_node "$1" "$(declare -f dev_netdev); cat /sys/class/net/\$(dev_netdev $2)/statistics/$3_bytes"
+}
+
 # --- host packages ---------------------------------------------------------------
 openib_pkg_installed() { [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]; }
 
