@@ -37,7 +37,7 @@ start_sshd() {
 		setup_fail "cannot set root's shell in /etc/passwd"
 	mkdir -p /run/sshd && chmod 755 /run/sshd # privilege separation directory
 	/usr/sbin/sshd -f "$SSH_CONF_DIR/sshd_config" -E "$RUN/sshd.log" ||
-		setup_fail "sshd did not start (see sshd.log in the run directory)"
+		setup_fail "sshd did not start: $(tail -n 3 "$RUN/sshd.log" 2>/dev/null | tr '\n' ' ')"
 	for ((i = 0; i < 100; i++)); do
 		# state 0A = LISTEN on port 22 (0016)
 		awk '$2 ~ /:0016$/ && $4 == "0A" { f = 1 } END { exit !f }' /proc/net/tcp && return 0

@@ -153,7 +153,21 @@ need_nodes() {
 	IFS=, read -r -a BED_NODES <<<"${OPENIB_HOSTS:-}"
 	[ "${#BED_NODES[@]}" -ge "$1" ] ||
 		fail "this test needs $1 nodes (a '# nodes: $1' header; run it with tests/integration/run-all)"
+	[ "$(printf '%s\n' "${BED_NODES[@]}" | sort -u | wc -l)" = "${#BED_NODES[@]}" ] ||
+		fail "OPENIB_HOSTS names a node twice: $OPENIB_HOSTS"
 	need_cmd ssh
+}
+
+# assert_ranks_on_nodes LOG: pingpong -H said rank 0 ran on the first node and
+# rank 1 on the second, and those are two different hosts.
+assert_ranks_on_nodes() {
+	local h0 h1
+	h0=$(sed -n 's/^pingpong: rank 0 of 2 on //p' "$1")
+	h1=$(sed -n 's/^pingpong: rank 1 of 2 on //p' "$1")
+	[ "$h0" = "${BED_NODES[0]}" ] || fail "rank 0 ran on '$h0', not on ${BED_NODES[0]}"
+	[ "$h1" = "${BED_NODES[1]}" ] || fail "rank 1 ran on '$h1', not on ${BED_NODES[1]}"
+	[ "$h0" != "$h1" ] || fail "both ranks ran on $h0"
+	ok "rank 0 ran on $h0, rank 1 on $h1"
 }
 
 # on_node NODE SHELL-CODE: run SHELL-CODE on NODE (locally on this node).

@@ -23,9 +23,7 @@ done
 rc=$?
 show "$out"
 [ "$rc" = 0 ] || fail "mpirun exited with status $rc"
-assert_grep "^pingpong: rank 0 of 2 on $node1\$" "$out" "rank 0 ran on $node1"
-assert_grep "^pingpong: rank 1 of 2 on $node2\$" "$out" "rank 1 ran on $node2"
-ok "rank 0 ran on $node1, rank 1 on $node2"
+assert_ranks_on_nodes "$out"
 check_pingpong "$out" "$iters"
 
 # Each way, half of the verified bytes, in RoCE packets of at most 4 KiB.
