@@ -100,6 +100,8 @@ for ((k = 0; k < NICS; k++)); do
 	[ "$ok" = 1 ] || setup_fail "rxe$k port 1 not ACTIVE with an IPv4 GID after 20 s (state '$state', gid[1] '$gid1')"
 done
 
+# Before sshd starts: what it runs (mpirun's daemons, their ranks) inherits
+# the limits, and verbs pin memory.
 ulimit -l unlimited 2>/dev/null
 ulimit -c 0 2>/dev/null
 
