@@ -1,12 +1,14 @@
 #!/bin/sh
 # Install the Debian 12 packages openib-ng needs to build, test and benchmark
 # (only those missing). Run as root; used by the README commands and CI.
+# openssh-server/-client: the two-node test bed's guests run the host's sshd
+# and ssh (with their own configuration; no host sshd is configured).
 set -e
 pkgs="build-essential autoconf automake libtool pkg-config
       openmpi-bin libopenmpi-dev libibverbs-dev librdmacm-dev ibverbs-providers
       ibverbs-utils rdmacm-utils perftest rdma-core libhwloc-dev libpmix-dev
       qemu-system-x86 busybox-static kmod iproute2 cpio gzip xz-utils zstd procps
-      util-linux file"
+      util-linux file openssh-server openssh-client"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Called by `make check` after the unit tests passed: counts their results, runs the
-# integration tests in the Soft-RoCE guest (one boot per NIC count), prints the closing
+# integration tests in the Soft-RoCE guest (one boot per NIC count and node count), prints the closing
 # "N passed, N failed" line and fails if anything failed.
 set -u
 : "${OPENIB_BUILDDIR:?}" "${OPENIB_SRCDIR:?}"

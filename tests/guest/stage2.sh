@@ -5,10 +5,20 @@
 # sees at /.openib-run.  It is not part of the initramfs, so editing it does
 # not trigger an initramfs rebuild.
 #
+# Roles (ROLE in config): "single" is the one guest of a plain run; in a
+# multi-node bed (--nodes N) node1 is "cmd" (runs CMD once every node is
+# ready) and the others are "serve" (run sshd until the host says stop).
+#
 # Files in the run directory:
-#   config   (written by the host)  NICS MTU GUEST_HOSTNAME GUEST_CWD
+#   config   (written by the host)  ROLE NICS MTU GUEST_HOSTNAME GUEST_CWD
+#                                   NIC_MACS NIC_ADDRS GATEWAY SSHD WAIT_LIMIT
+#   hosts    (written by the host)  the guest's /etc/hosts
 #   env      (written by the host)  "export NAME=value" lines (bash %q quoting)
 #   argv     (written by the host)  "declare -a OPENIB_GUEST_ARGV=(...)"
+#   ssh/     (written by the host)  sshd and ssh configuration and keys (SSHD=1)
+#   ready    (written here)         multi-node: this node is set up
+#   go       (written by the host)  multi-node, cmd node: every node is ready
+#   stop     (written by the host)  multi-node, serve node: CMD is over
 #   booted   (written here)         guest is ready, the command starts now
 #   status   (written here)         "EXIT_STATUS SECONDS"
 #   setup-failed (written here)     reason, when the guest setup failed
@@ -27,20 +37,25 @@ setup_fail() {
 # shellcheck source=/dev/null
 . "$RUN/config" || setup_fail "cannot read $RUN/config"
 
+# wait_file FILE SECONDS: wait until FILE exists (written by the host).
+wait_file() {
+	local i
+	for ((i = 0; i < $2 * 5; i++)); do
+		[ -e "$1" ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
 # --- hostname, /etc/hosts --------------------------------------------------
 echo "$GUEST_HOSTNAME" >/proc/sys/kernel/hostname || setup_fail "cannot set hostname"
-{
-	echo "127.0.0.1	localhost"
-	echo "::1	localhost ip6-localhost ip6-loopback"
-	echo "10.0.2.15	$GUEST_HOSTNAME"
-} >/etc/hosts || setup_fail "cannot write /etc/hosts"
+cp "$RUN/hosts" /etc/hosts || setup_fail "cannot write /etc/hosts"
 echo "$GUEST_HOSTNAME" >/etc/hostname 2>/dev/null
 
 ip link set lo up || setup_fail "cannot bring up lo"
 
 # --- network interfaces and rxe devices -------------------------------------
-# NIC k has MAC 52:54:00:4f:49:<k> (set by the host) and lives on its own
-# slirp network 10.0.(2+k).0/24; the guest takes address .15 on it.
+# NIC k has MAC NIC_MACS[k] (set by the host) and address NIC_ADDRS[k].
 ifname_for_mac() {
 	local want=$1 d
 	for d in /sys/class/net/*; do
@@ -50,7 +65,7 @@ ifname_for_mac() {
 }
 
 for ((k = 0; k < NICS; k++)); do
-	mac=$(printf '52:54:00:4f:49:%02x' "$k")
+	mac=${NIC_MACS[k]}
 	ifname=
 	for ((i = 0; i < 100; i++)); do
 		ifname=$(ifname_for_mac "$mac") && break
@@ -60,10 +75,10 @@ for ((k = 0; k < NICS; k++)); do
 	if [ -n "$MTU" ]; then
 		ip link set dev "$ifname" mtu "$MTU" || setup_fail "cannot set MTU $MTU on $ifname"
 	fi
-	ip addr add "10.0.$((2 + k)).15/24" dev "$ifname" || setup_fail "cannot set address on $ifname"
+	ip addr add "${NIC_ADDRS[k]}" dev "$ifname" || setup_fail "cannot set address on $ifname"
 	ip link set dev "$ifname" up || setup_fail "cannot bring up $ifname"
-	if [ "$k" = 0 ]; then
-		ip route add default via 10.0.2.2 dev "$ifname" 2>/dev/null
+	if [ "$k" = 0 ] && [ -n "$GATEWAY" ]; then
+		ip route add default via "$GATEWAY" dev "$ifname" 2>/dev/null
 	fi
 	rdma link add "rxe$k" type rxe netdev "$ifname" ||
 		setup_fail "rdma link add rxe$k type rxe netdev $ifname failed"
@@ -85,6 +100,27 @@ for ((k = 0; k < NICS; k++)); do
 	[ "$ok" = 1 ] || setup_fail "rxe$k port 1 not ACTIVE with an IPv4 GID after 20 s (state '$state', gid[1] '$gid1')"
 done
 
+# Before sshd starts: what it runs (mpirun's daemons, their ranks) inherits
+# the limits, and verbs pin memory.
+ulimit -l unlimited 2>/dev/null
+ulimit -c 0 2>/dev/null
+
+# --- multi-node bed: sshd, then wait for the others ----------------------------
+if [ "$SSHD" = 1 ]; then
+	# shellcheck source=node-ssh.sh
+	. "$RUN/node-ssh.sh" || setup_fail "cannot read $RUN/node-ssh.sh"
+	start_sshd
+fi
+
+if [ "$ROLE" = serve ]; then
+	echo "$EPOCHREALTIME" >"$RUN/ready"
+	log "node ready, serving until the host says stop"
+	wait_file "$RUN/stop" "$WAIT_LIMIT"
+	log "stopping"
+	sync
+	exit 0
+fi
+
 # --- output ports ------------------------------------------------------------
 out='' err=''
 for ((i = 0; i < 100; i++)); do
@@ -100,8 +136,11 @@ for ((i = 0; i < 100; i++)); do
 done
 [ -c "$out" ] && [ -c "$err" ] || setup_fail "virtio-serial ports openib.stdout/openib.stderr not found"
 
-ulimit -l unlimited 2>/dev/null
-ulimit -c 0 2>/dev/null
+if [ "$ROLE" = cmd ]; then
+	echo "$EPOCHREALTIME" >"$RUN/ready"
+	wait_file "$RUN/go" "$WAIT_LIMIT" || setup_fail "the other nodes were not ready after $WAIT_LIMIT s"
+	check_peers
+fi
 
 echo "$EPOCHREALTIME" >"$RUN/booted"
 log "guest ready, running the command"

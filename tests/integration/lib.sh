@@ -142,6 +142,51 @@ check_pingpong() {
 	ok "$line"
 }
 
+# --- a bed of several nodes (openib-guest --nodes 2; "# nodes: 2" tests) ------------
+# The test runs on the first node of OPENIB_HOSTS ("node1,node2" in the bed);
+# the others are reached with ssh (in the bed: same environment and working
+# directory there).  MPIRUN_NODES puts rank 0 on the first, rank 1 on the second.
+MPIRUN_NODES=(mpirun --allow-run-as-root -np 2 --host "${OPENIB_HOSTS:-}")
+
+# need_nodes N: fail unless this test runs on N nodes; sets BED_NODES (names).
+need_nodes() {
+	IFS=, read -r -a BED_NODES <<<"${OPENIB_HOSTS:-}"
+	[ "${#BED_NODES[@]}" -ge "$1" ] ||
+		fail "this test needs $1 nodes (a '# nodes: $1' header; run it with tests/integration/run-all)"
+	[ "$(printf '%s\n' "${BED_NODES[@]}" | sort -u | wc -l)" = "${#BED_NODES[@]}" ] ||
+		fail "OPENIB_HOSTS names a node twice: $OPENIB_HOSTS"
+	need_cmd ssh
+}
+
+# assert_ranks_on_nodes LOG: pingpong -H said rank 0 ran on the first node and
+# rank 1 on the second, and those are two different hosts.
+assert_ranks_on_nodes() {
+	local h0 h1
+	h0=$(sed -n 's/^pingpong: rank 0 of 2 on //p' "$1")
+	h1=$(sed -n 's/^pingpong: rank 1 of 2 on //p' "$1")
+	[ "$h0" = "${BED_NODES[0]}" ] || fail "rank 0 ran on '$h0', not on ${BED_NODES[0]}"
+	[ "$h1" = "${BED_NODES[1]}" ] || fail "rank 1 ran on '$h1', not on ${BED_NODES[1]}"
+	[ "$h0" != "$h1" ] || fail "both ranks ran on $h0"
+	ok "rank 0 ran on $h0, rank 1 on $h1"
+}
+
+# on_node NODE SHELL-CODE: run SHELL-CODE on NODE (locally on this node).
+on_node() {
+	if [ "$1" = "$(hostname)" ]; then
+		bash -c "$2" </dev/null
+	else
+		ssh -n "$1" "$2"
+	fi
+}
+
+# node_counter NODE DEV NAME: dev_counter on NODE.
+node_counter() { on_node "$1" "$(declare -f dev_counter); dev_counter $2 $3"; }
+
+# node_netdev_bytes NODE DEV rx|tx: bytes through the interface behind DEV.
+node_netdev_bytes() {
+	on_node "$1" "$(declare -f dev_netdev); cat /sys/class/net/\$(dev_netdev $2)/statistics/$3_bytes"
+}
+
 # --- host packages ---------------------------------------------------------------
 openib_pkg_installed() { [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]; }
 

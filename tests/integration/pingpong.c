@@ -15,7 +15,9 @@
  *   <m> messages, <b> bytes verified, 0 errors
  * or "pingpong: verification FAILED: ..." (and exit status 1).
  *
- * Usage: pingpong [-n ITERS] [-m MAXBYTES] [-v] [-x]
+ * Usage: pingpong [-n ITERS] [-m MAXBYTES] [-v] [-x] [-H]
+ *   -H  every rank prints "pingpong: rank <r> of <n> on <host name>" first
+ *       (tests across nodes check where each rank ran)
  *   -x  self-test of the verifier: rank 1 corrupts one byte of one reply, so
  *       the run must end in "verification FAILED" with exactly 1 error.
  */
@@ -86,12 +88,12 @@ static size_t check(const unsigned char *buf, size_t n, size_t size, int iter, i
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: pingpong [-n ITERS] [-m MAXBYTES] [-v] [-x]\n");
+    fprintf(stderr, "usage: pingpong [-n ITERS] [-m MAXBYTES] [-v] [-x] [-H]\n");
 }
 
 int main(int argc, char **argv)
 {
-    int iters = 3, verbose = 0, corrupt = 0, opt;
+    int iters = 3, verbose = 0, corrupt = 0, print_host = 0, opt;
     size_t maxsize = 4u << 20;
 
     MPI_Init(&argc, &argv);
@@ -99,7 +101,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
 
-    while ((opt = getopt(argc, argv, "n:m:vxh")) != -1) {
+    while ((opt = getopt(argc, argv, "n:m:vxHh")) != -1) {
         switch (opt) {
         case 'n':
             iters = atoi(optarg);
@@ -112,6 +114,9 @@ int main(int argc, char **argv)
             break;
         case 'x':
             corrupt = 1;
+            break;
+        case 'H':
+            print_host = 1;
             break;
         default:
             if (me == 0)
@@ -131,6 +136,13 @@ int main(int argc, char **argv)
             fprintf(stderr, "pingpong: needs exactly 2 ranks (got %d)\n", np);
         MPI_Finalize();
         return 2;
+    }
+
+    if (print_host) {
+        char host[256] = "?";
+        gethostname(host, sizeof(host) - 1);
+        printf("pingpong: rank %d of %d on %s\n", me, np, host);
+        fflush(stdout);
     }
 
     size_t sizes[MAX_SIZES];
