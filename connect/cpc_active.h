@@ -1,7 +1,8 @@
 /*
  * cpc_active.h - the handshakes a CPC has under way, for its timer scan:
  * O(1) add and remove (each element keeps its own slot number), and a
- * monotonic millisecond clock for deadlines. Shared by oob and xoob.
+ * monotonic millisecond clock for deadlines. Shared by oob and xoob (and
+ * the absence rule by rdma_cm).
  */
 #ifndef OPENIB_CPC_ACTIVE_H
 #define OPENIB_CPC_ACTIVE_H
@@ -28,5 +29,23 @@ void openib_cpc_active_fini(struct openib_cpc_active *s);
 
 /* CLOCK_MONOTONIC in milliseconds. */
 long openib_cpc_now_ms(void);
+
+/*
+ * A handshake's deadline bounds the peer's silence, and silence is counted
+ * only while this process looks: a process computing outside MPI runs no
+ * timer, and its own absence is not the peer's silence (the peer may well
+ * have answered meanwhile). A timer scan runs many times a second inside
+ * MPI; when it last looked at a handshake more than OPENIB_CPC_ABSENT_MS
+ * ago, the deadline moves back by the gap. `looked_ms` is set when the
+ * handshake is armed and updated here.
+ */
+#define OPENIB_CPC_ABSENT_MS 1000
+static inline void openib_cpc_discount_absence(long *deadline_ms, long *looked_ms, long now)
+{
+    if (now - *looked_ms > OPENIB_CPC_ABSENT_MS) {
+        *deadline_ms += now - *looked_ms;
+    }
+    *looked_ms = now;
+}
 
 #endif

@@ -17,6 +17,19 @@
  * REJ(CROSS); the other abandons its REQ and responds. Both sides decide
  * from the same two names, so exactly one handshake completes.
  *
+ * A busy peer is not a dead one. The REQ waits in the peer's side-channel
+ * queue for as long as its process computes outside MPI; meanwhile the two
+ * side-channel threads keep the session alive (PING/PONG, see
+ * cpc_oob_channel.h), without touching any endpoint, so the waiting side
+ * knows the peer is there and waits without a deadline.
+ * btl_openib_connect_oob_timeout bounds silence only: no frame at all on
+ * the session (not even a PONG) for that long, counted while this process
+ * looks (cpc_active.h). A peer that is really gone ends the handshake
+ * sooner: its closed listener refuses the connection, or its side of the
+ * session closes. Failed attempts (side channel lost, no endpoint for us
+ * yet) are retried with a back-off up to btl_openib_connect_oob_retries
+ * times.
+ *
  * Default priority 50: above rdma_cm (40) so that oob is the default today,
  * below xoob (60) so that XRC wins where a port offers it. Overridable with
  * btl_openib_connect_oob_priority.
@@ -34,17 +47,13 @@
 
 #include "connect/cpc_oob.h"
 #include "connect/cpc_oob_channel.h"
+#include "connect/cpc_oob_wire.h"
 #include "connect/cpc_internal.h"
 #include "connect/cpc_xoob.h"
 #include "connect/cpc_active.h"
 #include "connect/openib_connect.h"
 
-#define OOB_MAGIC 0x4f49424fu /* "OIBO" */
-#define OOB_VERSION 1
-#define OOB_ID_LEN 8
-
-enum oob_type { OOB_REQ = 1, OOB_REP = 2, OOB_RTU = 3, OOB_REJ = 4 };
-enum oob_reject { REJ_CROSS = 1, REJ_NO_ENDPOINT = 2, REJ_BAD = 3 };
+#define RETRY_BACKOFF_MAX_MS 2000 /* a retry at least every 2 s */
 
 enum oob_state {
     ST_IDLE = 0,
@@ -69,9 +78,13 @@ struct oob_ep {
     struct oob_module *mod;
     int sid;              /* our outgoing session, -1 if none */
     int resp_sid;         /* the session we answer on, -1 if none */
-    long deadline_ms;     /* whole handshake */
+    long deadline_ms;     /* the last sign of life + the timeout */
+    long looked_ms;       /* the timer's last look (cpc_active.h) */
+    long heard_ms;        /* the newest frame the channel reported */
     long retry_ms;
     int attempts;
+    bool busy_logged;     /* "alive but not taken yet" said once */
+    char last_why[96];    /* the last failed attempt, for the final reason */
     int active_index;
 };
 
@@ -81,137 +94,58 @@ static int oob_retries = 50;
 /* endpoints with a handshake in progress (for timers) */
 static struct openib_cpc_active active = OPENIB_CPC_ACTIVE_INIT(struct oob_ep, active_index);
 
-/* ---- wire format: big-endian, fixed OOB_MSG_SIZE ---- */
-
-static uint8_t *put32(uint8_t *p, uint32_t v)
-{
-    v = htonl(v);
-    memcpy(p, &v, 4);
-    return p + 4;
-}
-
-static const uint8_t *get32(const uint8_t *p, uint32_t *v)
-{
-    memcpy(v, p, 4);
-    *v = ntohl(*v);
-    return p + 4;
-}
-
-static void encode(uint8_t *m, enum oob_type type, uint16_t reason, const void *src,
-                   const void *dst, const struct openib_cpc_qp_info *q)
-{
-    uint8_t *p = m;
-    int i;
-
-    memset(m, 0, OOB_MSG_SIZE);
-    p = put32(p, OOB_MAGIC);
-    *p++ = OOB_VERSION;
-    *p++ = (uint8_t) type;
-    *p++ = reason >> 8;
-    *p++ = reason & 0xff;
-    memcpy(p, src, OOB_ID_LEN);
-    memcpy(p + OOB_ID_LEN, dst, OOB_ID_LEN);
-    p += 2 * OOB_ID_LEN;
-    if (NULL == q) {
-        return;
-    }
-    p = put32(p, q->mtu);
-    memcpy(p, q->gid, 16);
-    p += 16;
-    *p++ = q->lid >> 8;
-    *p++ = q->lid & 0xff;
-    *p++ = q->num_qps;
-    *p++ = 0;
-    for (i = 0; i < OPENIB_CPC_MAX_QPS; ++i) {
-        p = put32(p, q->qpn[i]);
-    }
-    for (i = 0; i < OPENIB_CPC_MAX_QPS; ++i) {
-        p = put32(p, q->psn[i]);
-    }
-    p = put32(p, q->rq_layout);
-    p = put32(p, q->mailbox_rkey);
-    p = put32(p, (uint32_t) (q->mailbox_addr >> 32));
-    put32(p, (uint32_t) q->mailbox_addr);
-}
-
-struct oob_msg {
-    enum oob_type type;
-    uint16_t reason;
-    uint8_t src[OOB_ID_LEN], dst[OOB_ID_LEN];
-    struct openib_cpc_qp_info q;
-};
-
-static int decode(const uint8_t *m, struct oob_msg *out)
-{
-    const uint8_t *p = m;
-    uint32_t v, hi, lo;
-    int i;
-
-    p = get32(p, &v);
-    if (v != OOB_MAGIC || p[0] != OOB_VERSION || p[1] < OOB_REQ || p[1] > OOB_REJ) {
-        return OPAL_ERR_BAD_PARAM;
-    }
-    out->type = p[1];
-    out->reason = (uint16_t) (p[2] << 8 | p[3]);
-    p += 4;
-    memcpy(out->src, p, OOB_ID_LEN);
-    memcpy(out->dst, p + OOB_ID_LEN, OOB_ID_LEN);
-    p += 2 * OOB_ID_LEN;
-    openib_cpc_qp_info_init(&out->q);
-    p = get32(p, &out->q.mtu);
-    memcpy(out->q.gid, p, 16);
-    p += 16;
-    out->q.lid = (uint16_t) (p[0] << 8 | p[1]);
-    out->q.num_qps = p[2];
-    p += 4;
-    if (out->q.num_qps > OPENIB_CPC_MAX_QPS) {
-        return OPAL_ERR_BAD_PARAM;
-    }
-    for (i = 0; i < OPENIB_CPC_MAX_QPS; ++i) {
-        p = get32(p, &out->q.qpn[i]);
-    }
-    for (i = 0; i < OPENIB_CPC_MAX_QPS; ++i) {
-        p = get32(p, &out->q.psn[i]);
-    }
-    p = get32(p, &out->q.rq_layout);
-    p = get32(p, &out->q.mailbox_rkey);
-    p = get32(p, &hi);
-    get32(p, &lo);
-    out->q.mailbox_addr = (uint64_t) hi << 32 | lo;
-    return OPAL_SUCCESS;
-}
-
-/* ---- blob: version, naddr, port, addrs ---- */
-
-static int blob_decode(const uint8_t *b, uint8_t len, uint32_t *addrs, int *naddr,
-                       uint16_t *port)
-{
-    int i;
-
-    if (len < 4 || b[0] != OOB_VERSION || b[1] == 0 || b[1] > OOB_MAX_ADDRS ||
-        len < 4 + 4 * b[1]) {
-        return OPAL_ERR_BAD_PARAM;
-    }
-    *naddr = b[1];
-    *port = (uint16_t) (b[2] << 8 | b[3]);
-    for (i = 0; i < *naddr; ++i) {
-        memcpy(&addrs[i], b + 4 + 4 * i, 4);
-    }
-    return OPAL_SUCCESS;
-}
-
 /* ---- handshake ---- */
 
 #define OOB_LOG(e, fmt, ...) \
     openib_cpc_log(100, "openib: oob %s: " fmt, (e)->cep->peer_desc, ##__VA_ARGS__)
 
+static void encode(uint8_t *m, enum oob_type type, uint16_t reason, const void *src,
+                   const void *dst, const struct openib_cpc_qp_info *q)
+{
+    /* cannot fail: the frame is big enough and q comes from the BTL */
+    (void) oob_msg_encode(m, OOB_MSG_SIZE, type, reason, src, dst, q);
+}
+
+/* As used: a bound below 1 s would end every handshake before it starts. */
+static long timeout_ms(void)
+{
+    return oob_timeout_s < 1 ? 1000L : 1000L * oob_timeout_s;
+}
+
+/* The peer showed it is alive: the silence bound starts again. */
+static void alive(struct oob_ep *e, long t)
+{
+    long d = t + timeout_ms();
+
+    if (d > e->deadline_ms) {
+        e->deadline_ms = d;
+    }
+}
+
+/* Timers on (the handshake is under way). */
+static void arm(struct oob_ep *e)
+{
+    if (e->active_index < 0) {
+        e->looked_ms = openib_cpc_now_ms();
+    }
+    (void) openib_cpc_active_set(&active, e, true);
+}
+
+static long backoff_ms(int attempts)
+{
+    long ms = 100L * attempts;
+
+    return ms > RETRY_BACKOFF_MAX_MS ? RETRY_BACKOFF_MAX_MS : ms;
+}
+
 static void fail(struct oob_ep *e, int rc, const char *why)
 {
-    char buf[160];
+    char buf[256];
 
     if (e->st == ST_FAILED || e->st == ST_DONE) {
         return;
     }
+    OOB_LOG(e, "failed: %s", why);
     e->st = ST_FAILED;
     (void) openib_cpc_active_set(&active, e, false);
     if (e->sid >= 0) {
@@ -240,9 +174,16 @@ static int send_req(struct oob_ep *e)
     uint8_t msg[OOB_MSG_SIZE];
     uint32_t addrs[OOB_MAX_ADDRS];
     uint16_t port;
-    int naddr, rc;
+    int naddr, rc, version = 0;
 
-    rc = blob_decode(c->peer_blob, c->peer_blob_len, addrs, &naddr, &port);
+    rc = oob_blob_decode(c->peer_blob, c->peer_blob_len, addrs, &naddr, &port, &version);
+    if (OPAL_ERR_NOT_SUPPORTED == rc) {
+        char why[128];
+        snprintf(why, sizeof(why), "the peer runs another openib-ng version (oob modex "
+                 "version %d, this process speaks %d)", version, OOB_BLOB_VERSION);
+        fail(e, OPAL_ERR_UNREACH, why);
+        return rc;
+    }
     if (OPAL_SUCCESS != rc) {
         fail(e, OPAL_ERR_UNREACH, "the peer's side-channel address in the modex is corrupt");
         return rc;
@@ -261,7 +202,7 @@ static int send_req(struct oob_ep *e)
     e->st = ST_REQ_SENT;
     e->attempts++;
     OOB_LOG(e, "REQ sent (attempt %d, session %d)", e->attempts, e->sid);
-    (void) openib_cpc_active_set(&active, e, true);
+    arm(e);
     return OPAL_SUCCESS;
 }
 
@@ -271,7 +212,8 @@ static int oob_start_connect(struct openib_cpc_module *m, struct openib_cpc_endp
 
     switch (e->st) {
     case ST_IDLE:
-        e->deadline_ms = openib_cpc_now_ms() + 1000L * oob_timeout_s;
+        e->deadline_ms = 0;
+        alive(e, openib_cpc_now_ms()); /* the bound starts with the attempt */
         return send_req(e);
     case ST_FAILED:
         return OPAL_ERR_UNREACH;
@@ -302,14 +244,14 @@ static void on_req(struct oob_module *mod, int sid, const struct oob_msg *in)
                                                           sizeof(why))
                        : NULL;
     if (NULL == cep || NULL == cep->cpc_private) {
-        reply_reject(sid, in, REJ_NO_ENDPOINT); /* the peer retries */
+        reply_reject(sid, in, OOB_REJ_NO_ENDPOINT); /* the peer retries */
         return;
     }
     e = cep->cpc_private;
     OOB_LOG(e, "REQ received on session %d in state %d", sid, e->st);
     if (e->st == ST_REQ_SENT || e->st == ST_RETRY) {
         if (memcmp(cep->local_id, cep->peer_id, OOB_ID_LEN) < 0) {
-            reply_reject(sid, in, REJ_CROSS); /* we keep initiating */
+            reply_reject(sid, in, OOB_REJ_CROSS); /* we keep initiating */
             return;
         }
         if (e->sid >= 0) {
@@ -317,12 +259,13 @@ static void on_req(struct oob_module *mod, int sid, const struct oob_msg *in)
             e->sid = -1;
         }
     } else if (e->st == ST_DONE || e->st == ST_FAILED || e->st == ST_RESPONDING) {
-        reply_reject(sid, in, REJ_BAD);
+        reply_reject(sid, in, OOB_REJ_BAD);
         return;
     }
-    if (e->deadline_ms == 0 || e->st == ST_IDLE) {
-        e->deadline_ms = openib_cpc_now_ms() + 1000L * oob_timeout_s;
+    if (e->st == ST_IDLE) {
+        e->deadline_ms = 0;
     }
+    alive(e, openib_cpc_now_ms()); /* its REQ: the peer is alive */
     rc = cep->btl_ops->connect_qps(cep->btl_ep, &in->q, false);
     if (OPAL_SUCCESS == rc) {
         rc = cep->btl_ops->post_recvs(cep->btl_ep);
@@ -331,7 +274,7 @@ static void on_req(struct oob_module *mod, int sid, const struct oob_msg *in)
         rc = cep->btl_ops->local_qp_info(cep->btl_ep, &q);
     }
     if (OPAL_SUCCESS != rc) {
-        reply_reject(sid, in, REJ_BAD);
+        reply_reject(sid, in, OOB_REJ_BAD);
         fail(e, rc, "setting up the queue pairs for the peer's request failed");
         return;
     }
@@ -342,7 +285,7 @@ static void on_req(struct oob_module *mod, int sid, const struct oob_msg *in)
     }
     e->resp_sid = sid;
     e->st = ST_RESPONDING;
-    (void) openib_cpc_active_set(&active, e, true);
+    arm(e);
 }
 
 static void on_rtu(struct oob_module *mod, int sid, const struct oob_msg *in)
@@ -378,17 +321,24 @@ static void on_initiator_msg(struct oob_ep *e, int sid, const struct oob_msg *in
     }
     OOB_LOG(e, "%s received (reason %u) in state %d", in->type == OOB_REJ ? "REJ" : "REP",
             in->reason, e->st);
+    alive(e, openib_cpc_now_ms());
     if (in->type == OOB_REJ) {
         oob_chan_close(sid);
         e->sid = -1;
         if (e->st != ST_REQ_SENT) {
             return;
         }
-        if (in->reason == REJ_CROSS) {
+        if (in->reason == OOB_REJ_CROSS) {
             e->st = ST_WAIT_PEER; /* their REQ comes (or came) on our listener */
-        } else if (in->reason == REJ_NO_ENDPOINT && e->attempts < oob_retries) {
+        } else if (in->reason == OOB_REJ_NO_ENDPOINT && e->attempts < oob_retries) {
+            snprintf(e->last_why, sizeof(e->last_why), "the peer has no endpoint for us yet");
             e->st = ST_RETRY;
-            e->retry_ms = openib_cpc_now_ms() + 100L * e->attempts;
+            e->retry_ms = openib_cpc_now_ms() + backoff_ms(e->attempts);
+        } else if (in->reason == OOB_REJ_NO_ENDPOINT) {
+            char why[160];
+            snprintf(why, sizeof(why), "the peer still had no endpoint for us after %d attempts "
+                     "(btl_openib_connect_oob_retries)", e->attempts);
+            fail(e, OPAL_ERR_UNREACH, why);
         } else {
             fail(e, OPAL_ERR_UNREACH, "the peer rejected the connection request");
         }
@@ -412,20 +362,75 @@ static void on_initiator_msg(struct oob_ep *e, int sid, const struct oob_msg *in
     done(e);
 }
 
+/* The session we answer on ended before the RTU: the initiator is gone
+ * (a live one that gave up would have told us; it never does mid-way). */
+static void on_responder_error(const struct oob_event *ev)
+{
+    char why[256];
+    int i;
+
+    for (i = 0; i < active.n; ++i) {
+        struct oob_ep *e = active.v[i];
+        if (e->st == ST_RESPONDING && e->resp_sid == ev->sid) {
+            e->resp_sid = -1;
+            snprintf(why, sizeof(why), "the peer's side channel ended before it confirmed the "
+                     "connection (%s): the peer process has exited?", ev->why);
+            fail(e, OPAL_ERR_UNREACH, why);
+            return;
+        }
+    }
+}
+
 static void on_error(const struct oob_event *ev)
 {
     struct oob_ep *e = ev->owner;
 
-    if (NULL == e || ev->sid != e->sid) {
-        return; /* an accepted session or an abandoned one */
+    if (NULL == e) {
+        on_responder_error(ev);
+        return;
+    }
+    if (ev->sid != e->sid) {
+        return; /* an abandoned session */
     }
     e->sid = -1;
     OOB_LOG(e, "side channel error in state %d: %s", e->st, ev->why);
-    if (e->st == ST_REQ_SENT && e->attempts < oob_retries) {
+    if (e->st != ST_REQ_SENT) {
+        return;
+    }
+    snprintf(e->last_why, sizeof(e->last_why), "%s", ev->why);
+    if (OOB_ERR_REFUSED == ev->error) {
+        /* nothing listens where the peer's modex says: it is gone */
+        fail(e, OPAL_ERR_UNREACH, "connection refused at every address the peer published: "
+             "the peer process has exited");
+    } else if (e->attempts < oob_retries) {
         e->st = ST_RETRY;
-        e->retry_ms = openib_cpc_now_ms() + 100L * e->attempts;
-    } else if (e->st == ST_REQ_SENT) {
-        fail(e, OPAL_ERR_UNREACH, ev->why);
+        e->retry_ms = openib_cpc_now_ms() + backoff_ms(e->attempts);
+    } else {
+        char why[256];
+        snprintf(why, sizeof(why), "%s; gave up after %d attempts "
+                 "(btl_openib_connect_oob_retries)", ev->why, e->attempts);
+        fail(e, OPAL_ERR_UNREACH, why);
+    }
+}
+
+/* What the side channel knows of the session this handshake waits on. */
+static void take_liveness(struct oob_ep *e, long t)
+{
+    int sid = e->st == ST_REQ_SENT ? e->sid : e->st == ST_RESPONDING ? e->resp_sid : -1;
+    long heard;
+    int pending;
+
+    if (sid < 0 || OPAL_SUCCESS != oob_chan_liveness(sid, &heard, &pending)) {
+        return;
+    }
+    if (heard > e->heard_ms) {
+        e->heard_ms = heard;
+        alive(e, heard < t ? heard : t);
+    }
+    if (pending > 0 && !e->busy_logged) {
+        e->busy_logged = true;
+        OOB_LOG(e, "the peer is alive but its process has not taken our message yet (busy "
+                "outside MPI?): waiting for it, with no deadline while it answers");
     }
 }
 
@@ -435,11 +440,20 @@ static void check_timers(void)
     int i;
 
     for (i = active.n - 1; i >= 0; --i) {
-        struct oob_ep *e = active.v[i];
+        struct oob_ep *e;
+
+        if (i >= active.n) {
+            continue; /* the set shrank under a handler */
+        }
+        e = active.v[i];
+        openib_cpc_discount_absence(&e->deadline_ms, &e->looked_ms, t);
+        take_liveness(e, t);
         if (t > e->deadline_ms) {
-            char why[96];
-            snprintf(why, sizeof(why), "no answer within %d s (btl_openib_connect_oob_timeout)",
-                     oob_timeout_s);
+            char why[256];
+            snprintf(why, sizeof(why), "no answer at all within %d s "
+                     "(btl_openib_connect_oob_timeout), not even from the peer's side-channel "
+                     "thread%s%s", oob_timeout_s, e->last_why[0] ? "; last attempt: " : "",
+                     e->last_why);
             fail(e, OPAL_ERR_TIMEOUT, why);
         } else if (e->st == ST_RETRY && t >= e->retry_ms) {
             send_req(e);
@@ -464,7 +478,7 @@ int openib_cpc_oob_progress(void)
             on_error(&ev);
             continue;
         }
-        if (OPAL_SUCCESS != decode(ev.msg, &in)) {
+        if (OPAL_SUCCESS != oob_msg_decode(ev.msg, OOB_MSG_SIZE, &in)) {
             oob_chan_close(ev.sid);
             continue;
         }
@@ -539,8 +553,12 @@ static int oob_module_finalize(struct openib_cpc_module *m)
 
 static int oob_describe(const struct openib_cpc_module *m, char *buf, size_t len)
 {
-    snprintf(buf, len, "TCP side channel on port %u, %u address(es)",
-             (unsigned) (m->blob[2] << 8 | m->blob[3]), (unsigned) m->blob[1]);
+    uint32_t addrs[OOB_MAX_ADDRS];
+    uint16_t port = 0;
+    int naddr = 0;
+
+    (void) oob_blob_decode(m->blob, m->blob_len, addrs, &naddr, &port, NULL);
+    snprintf(buf, len, "TCP side channel on port %u, %d address(es)", (unsigned) port, naddr);
     return OPAL_SUCCESS;
 }
 
@@ -550,6 +568,7 @@ static int oob_query(const struct openib_cpc_port *port, int priority,
     struct oob_module *mod;
     uint32_t addrs[OOB_MAX_ADDRS];
     uint16_t tcp_port;
+    size_t blob_len = 0;
     int naddr, rc;
 
     naddr = oob_local_addrs(addrs, OOB_MAX_ADDRS);
@@ -575,15 +594,14 @@ static int oob_query(const struct openib_cpc_port *port, int priority,
         free(mod);
         return OPAL_ERR_NOT_SUPPORTED;
     }
+    /* a PING after a quarter of the silence bound: three more chances */
+    oob_chan_set_ping_ms((int) (timeout_ms() / 4));
     openib_cpc_module_init(&mod->base);
     mod->base.component = &openib_cpc_oob_component;
     mod->base.priority = (uint8_t) priority;
-    mod->base.blob[0] = OOB_VERSION;
-    mod->base.blob[1] = (uint8_t) naddr;
-    mod->base.blob[2] = tcp_port >> 8;
-    mod->base.blob[3] = tcp_port & 0xff;
-    memcpy(mod->base.blob + 4, addrs, 4 * naddr);
-    mod->base.blob_len = (uint8_t) (4 + 4 * naddr);
+    (void) oob_blob_encode(mod->base.blob, sizeof(mod->base.blob), addrs, naddr, tcp_port,
+                           &blob_len);
+    mod->base.blob_len = (uint8_t) blob_len;
     mod->base.endpoint_init = oob_endpoint_init;
     mod->base.start_connect = oob_start_connect;
     mod->base.endpoint_finalize = oob_endpoint_finalize;
@@ -599,11 +617,18 @@ static void oob_register(const struct openib_cpc_component *self)
 {
     (void) self;
     (void) mca_base_var_register("opal", "btl", "openib", "connect_oob_timeout",
-                                 "Seconds the oob CPC waits for a connection handshake",
+                                 "Seconds of silence after which the oob CPC gives up on a "
+                                 "handshake: no answer at all from the peer, not even from its "
+                                 "side-channel thread, which answers keepalives while the peer "
+                                 "computes outside MPI. A busy peer is waited for however long "
+                                 "it takes; a peer whose process exited fails at once "
+                                 "(connection refused)",
                                  MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
                                  MCA_BASE_VAR_SCOPE_READONLY, &oob_timeout_s);
     (void) mca_base_var_register("opal", "btl", "openib", "connect_oob_retries",
-                                 "Times the oob CPC retries a refused or failed handshake",
+                                 "Times the oob CPC retries a handshake that failed (side "
+                                 "channel lost, the peer had no endpoint for us yet), with a "
+                                 "back-off of up to 2 s; waiting for a busy peer is no retry",
                                  MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
                                  MCA_BASE_VAR_SCOPE_READONLY, &oob_retries);
 }

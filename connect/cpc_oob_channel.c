@@ -24,12 +24,15 @@
 #include "opal/prefetch.h"
 
 #include "connect/cpc_oob_channel.h"
+#include "connect/cpc_oob_wire.h"
 
 #define MAX_SESSIONS 1024
 #define MAX_LISTENERS 16
 #define MAX_EVENTS 4096
 #define OUTQ 4                    /* messages queued per session */
 #define CONNECT_TRY_MS 2000       /* per address */
+#define PING_MS_MIN 200
+#define PING_MS_MAX 10000
 
 enum sess_state { S_FREE = 0, S_CONNECTING, S_OPEN };
 
@@ -50,8 +53,14 @@ struct session {
     void *listen_owner;
     uint32_t addrs[OOB_MAX_ADDRS];
     int naddr, ai;
+    int refused;              /* addresses that refused the connection */
+    int last_errno;           /* the last connect failure */
     uint16_t port;
-    long deadline_ms;
+    long deadline_ms;         /* connecting: give up on this address */
+    long heard_ms;            /* last frame from the peer, 0 = none yet */
+    long pinged_ms;           /* last PING sent, or when the session opened */
+    int pending;              /* its messages not taken by oob_chan_poll yet */
+    int peer_pending;         /* the peer's count, from its last PONG */
     uint8_t out[OUTQ * OOB_MSG_SIZE];
     size_t outlen;
     uint8_t in[OOB_MSG_SIZE];
@@ -75,7 +84,8 @@ static struct {
     struct oob_event *ev;          /* ring */
     int ev_head, ev_tail;
     volatile int ev_count;         /* read without the lock on the fast path */
-} ch = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake_fd = -1 };
+    int ping_ms;                   /* keepalive interval */
+} ch = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake_fd = -1, .ping_ms = PING_MS_MAX };
 
 static long now_ms(void)
 {
@@ -103,13 +113,16 @@ static struct session *lookup(int h)
     return s->state != S_FREE && HANDLE(SLOT_OF(h), s->gen) == h ? s : NULL;
 }
 
-/* with ch.lock held */
-static void push_event(enum oob_event_type type, int sid, const uint8_t *msg, const char *why)
+/* with ch.lock held; false when the queue is full */
+static bool push_event(enum oob_event_type type, int sid, const uint8_t *msg,
+                       enum oob_error error, const char *why)
 {
     struct oob_event *e;
 
     if (ch.ev_count == MAX_EVENTS) {
-        return; /* the handshake times out and retries */
+        /* Lost: the waiting side hears nothing more on that session and
+         * its silence bound ends the handshake. */
+        return false;
     }
     e = &ch.ev[ch.ev_tail];
     ch.ev_tail = (ch.ev_tail + 1) % MAX_EVENTS;
@@ -117,11 +130,13 @@ static void push_event(enum oob_event_type type, int sid, const uint8_t *msg, co
     e->sid = HANDLE(sid, ch.s[sid].gen);
     e->owner = ch.s[sid].owner;
     e->listen_owner = ch.s[sid].listen_owner;
+    e->error = error;
     if (msg) {
         memcpy(e->msg, msg, OOB_MSG_SIZE);
     }
     snprintf(e->why, sizeof(e->why), "%s", why ? why : "");
     __atomic_add_fetch(&ch.ev_count, 1, __ATOMIC_RELEASE);
+    return true;
 }
 
 /* with ch.lock held */
@@ -139,10 +154,49 @@ static void sess_free(int sid)
     s->gen = (gen + 1) & GEN_MASK;
 }
 
-static void sess_fail(int sid, const char *why)
+static void sess_fail(int sid, enum oob_error error, const char *why)
 {
-    push_event(OOB_EV_ERROR, sid, NULL, why);
+    (void) push_event(OOB_EV_ERROR, sid, NULL, error, why);
     sess_free(sid);
+}
+
+/* Every address was tried: say why none worked. Refused everywhere means
+ * the peer's listening socket is closed, i.e. its process is gone; one
+ * address refusing is no proof (it may be a local interface of ours that
+ * the peer published too, e.g. a container bridge). */
+static void connect_failed(int sid)
+{
+    struct session *s = &ch.s[sid];
+    char why[96];
+
+    if (s->naddr > 0 && s->refused == s->naddr) {
+        sess_fail(sid, OOB_ERR_REFUSED, "connection refused at every address the peer published");
+        return;
+    }
+    snprintf(why, sizeof(why), "could not connect to any published address (last: %s)",
+             s->last_errno ? strerror(s->last_errno) : "no address");
+    sess_fail(sid, OOB_ERR_IO, why);
+}
+
+static void note_connect_error(struct session *s, int err)
+{
+    s->last_errno = err;
+    if (ECONNREFUSED == err) {
+        s->refused++;
+    }
+}
+
+/* with ch.lock held: queue a keepalive if there is room (if not, the
+ * session is busy with real messages, which prove as much) */
+static void queue_ka(struct session *s, uint8_t type)
+{
+    struct oob_ka k = { .type = type, .pending = (uint16_t) (s->pending > 0xffff ? 0xffff
+                                                                                  : s->pending) };
+
+    if (s->outlen + OOB_MSG_SIZE <= sizeof(s->out) &&
+        OPAL_SUCCESS == oob_ka_encode(s->out + s->outlen, OOB_MSG_SIZE, &k)) {
+        s->outlen += OOB_MSG_SIZE;
+    }
 }
 
 static int nonblock(int fd)
@@ -174,6 +228,7 @@ static bool try_next_addr(int sid)
             s->state = S_CONNECTING;
             return true;
         }
+        note_connect_error(s, errno);
     }
     return false;
 }
@@ -187,7 +242,7 @@ static void do_write(int sid)
         n = send(s->fd, s->out, s->outlen, MSG_NOSIGNAL);
         if (n < 0) {
             if (errno != EAGAIN && errno != EINTR) {
-                sess_fail(sid, strerror(errno));
+                sess_fail(sid, OOB_ERR_IO, strerror(errno));
             }
             return;
         }
@@ -199,6 +254,39 @@ static void do_write(int sid)
     }
 }
 
+/* A whole frame arrived: it proves the peer alive whatever it is. The
+ * channel's keepalives are answered and consumed here; everything else is
+ * a CPC's message, queued for progress. */
+static bool on_frame(int sid)
+{
+    struct session *s = &ch.s[sid];
+    struct oob_ka k;
+    int rc;
+
+    s->heard_ms = now_ms();
+    rc = oob_ka_decode(s->in, OOB_MSG_SIZE, &k);
+    if (OPAL_SUCCESS == rc) {
+        if (OOB_KA_PING == k.type) {
+            queue_ka(s, OOB_KA_PONG);
+        } else {
+            s->peer_pending = k.pending;
+        }
+        return true;
+    }
+    if (OPAL_ERR_NOT_FOUND != rc) {
+        sess_fail(sid, OOB_ERR_IO, "the peer sent a side-channel keepalive of another version");
+        return false;
+    }
+    if (!push_event(OOB_EV_MSG, sid, s->in, 0, NULL)) {
+        /* closing makes the sender retry rather than wait for an answer
+         * to a message nobody will read */
+        sess_fail(sid, OOB_ERR_IO, "too many side-channel messages waiting for this process");
+        return false;
+    }
+    s->pending++;
+    return true;
+}
+
 static void do_read(int sid)
 {
     struct session *s = &ch.s[sid];
@@ -207,19 +295,21 @@ static void do_read(int sid)
     for (;;) {
         n = recv(s->fd, s->in + s->inlen, OOB_MSG_SIZE - s->inlen, 0);
         if (n == 0) {
-            sess_fail(sid, "the peer closed the side channel");
+            sess_fail(sid, OOB_ERR_CLOSED, "the peer closed the side channel");
             return;
         }
         if (n < 0) {
             if (errno != EAGAIN && errno != EINTR) {
-                sess_fail(sid, strerror(errno));
+                sess_fail(sid, OOB_ERR_IO, strerror(errno));
             }
             return;
         }
         s->inlen += n;
         if (s->inlen == OOB_MSG_SIZE) {
-            push_event(OOB_EV_MSG, sid, s->in, NULL);
             s->inlen = 0;
+            if (!on_frame(sid)) {
+                return;
+            }
         }
     }
 }
@@ -250,7 +340,7 @@ static void do_accept(struct listener *l)
         }
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         ch.s[sid] = (struct session) { .state = S_OPEN, .fd = fd, .listen_owner = l->owner,
-                                       .gen = ch.s[sid].gen };
+                                       .gen = ch.s[sid].gen, .pinged_ms = now_ms() };
     }
 }
 
@@ -275,15 +365,33 @@ static void *thread_main(void *arg)
         }
         for (i = 0; i < MAX_SESSIONS; ++i) {
             struct session *s = &ch.s[i];
-            if (s->state == S_CONNECTING && t > s->deadline_ms && !try_next_addr(i)) {
-                sess_fail(i, "could not connect to any published address");
-                continue;
+            if (s->state == S_CONNECTING && t > s->deadline_ms) {
+                note_connect_error(s, ETIMEDOUT);
+                if (!try_next_addr(i)) {
+                    connect_failed(i);
+                    continue;
+                }
             }
             if (s->state == S_FREE) {
                 continue;
             }
             if (s->state == S_CONNECTING) {
-                timeout = 100; /* look at its deadline again */
+                if (timeout < 0 || timeout > 100) {
+                    timeout = 100; /* look at its deadline again */
+                }
+            } else if (!s->close_after_flush) {
+                /* keepalive: PING a session silent for ping_ms */
+                long last = s->heard_ms > s->pinged_ms ? s->heard_ms : s->pinged_ms;
+                long wait = last + ch.ping_ms - t;
+
+                if (wait <= 0) {
+                    queue_ka(s, OOB_KA_PING);
+                    s->pinged_ms = t;
+                    wait = ch.ping_ms;
+                }
+                if (timeout < 0 || wait < timeout) {
+                    timeout = (int) wait;
+                }
             }
             pfd[n] = (struct pollfd) {
                 .fd = s->fd,
@@ -293,9 +401,9 @@ static void *thread_main(void *arg)
         }
         pthread_mutex_unlock(&ch.lock);
 
-        /* Idle (no connect under way): sleep until a socket or wake() has
+        /* Idle (no session open): sleep until a socket or wake() has
          * something, rather than waking a spinning rank's CPU 10 times a
-         * second. */
+         * second. Sessions exist only while handshakes are under way. */
         if (poll(pfd, n, timeout) <= 0) {
             continue;
         }
@@ -321,12 +429,14 @@ static void *thread_main(void *arg)
                     socklen_t len = sizeof(err);
                     getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len);
                     if (err || (pfd[k].revents & (POLLERR | POLLHUP))) {
+                        note_connect_error(s, err ? err : EIO);
                         if (!try_next_addr(sid)) {
-                            sess_fail(sid, "could not connect to any published address");
+                            connect_failed(sid);
                         }
                         continue;
                     }
                     s->state = S_OPEN;
+                    s->pinged_ms = now_ms();
                 }
                 if (s->state == S_OPEN && (pfd[k].revents & POLLOUT)) {
                     do_write(sid);
@@ -457,12 +567,11 @@ int oob_chan_connect(const uint32_t *addrs, int naddr, uint16_t port, const uint
     memcpy(ch.s[sid].addrs, addrs, sizeof(uint32_t) * ch.s[sid].naddr);
     memcpy(ch.s[sid].out, msg, OOB_MSG_SIZE);
     ch.s[sid].outlen = OOB_MSG_SIZE;
+    *sid_out = HANDLE(sid, ch.s[sid].gen);
     if (!try_next_addr(sid)) {
-        sess_free(sid);
-        rc = OPAL_ERR_UNREACH;
+        connect_failed(sid); /* e.g. refused at once on this host */
         goto out;
     }
-    *sid_out = HANDLE(sid, ch.s[sid].gen);
     wake();
 out:
     pthread_mutex_unlock(&ch.lock);
@@ -515,8 +624,43 @@ bool oob_chan_poll(struct oob_event *ev)
     *ev = ch.ev[ch.ev_head];
     ch.ev_head = (ch.ev_head + 1) % MAX_EVENTS;
     __atomic_sub_fetch(&ch.ev_count, 1, __ATOMIC_RELEASE);
+    if (OOB_EV_MSG == ev->type) {
+        struct session *s = lookup(ev->sid);
+        if (s && s->pending > 0) {
+            s->pending--; /* taken: the PONGs stop saying "not taken yet" */
+        }
+    }
     pthread_mutex_unlock(&ch.lock);
     return true;
+}
+
+void oob_chan_set_ping_ms(int ms)
+{
+    ms = ms < PING_MS_MIN ? PING_MS_MIN : ms > PING_MS_MAX ? PING_MS_MAX : ms;
+    pthread_mutex_lock(&ch.lock);
+    if (ms < ch.ping_ms) {
+        ch.ping_ms = ms;
+        if (ch.wake_fd >= 0) {
+            wake();
+        }
+    }
+    pthread_mutex_unlock(&ch.lock);
+}
+
+int oob_chan_liveness(int h, long *heard_ms, int *peer_pending)
+{
+    struct session *s;
+    int rc = OPAL_ERR_NOT_FOUND;
+
+    pthread_mutex_lock(&ch.lock);
+    s = lookup(h);
+    if (s) {
+        *heard_ms = s->heard_ms;
+        *peer_pending = s->peer_pending;
+        rc = OPAL_SUCCESS;
+    }
+    pthread_mutex_unlock(&ch.lock);
+    return rc;
 }
 
 int oob_local_addrs(uint32_t *addrs, int max)

@@ -15,9 +15,10 @@
  * rdma_cm works on every link layer oob does here and is chosen with
  * btl_openib_cpc_include=rdma_cm or btl_openib_connect_rdma_cm_priority; it
  * is not made the default because it costs every process one more verbs
- * context (librdmacm's own, held until exit) and a kernel CM listener per
- * port even when no connection uses it, and because oob needs no kernel
- * module beyond the verbs ones.
+ * context (librdmacm's own, held until exit), a kernel CM listener per
+ * port and a listener thread (asleep while no request waits,
+ * cpc_rdma_cm_listen.c) even when no connection uses it, and because oob
+ * needs no kernel module beyond the verbs ones.
  */
 #include "opal_config.h"
 
@@ -59,10 +60,12 @@ static int rcm_module_finalize(struct openib_cpc_module *m)
     struct rcm_module *mod = (struct rcm_module *) m;
 
     /* Every endpoint of this port is gone already (the BTL finalizes them
-     * first), so only the listener holds the channel here. */
+     * first), so only the listener holds the channel here. Requests to it
+     * still queued for us point at this module: they go with it. */
     if (NULL != mod->listen_id) {
         rdma_destroy_id(mod->listen_id);
     }
+    rcm_listen_forget(mod);
     rcm_channel_put();
     openib_cpc_module_destroy(&mod->base);
     free(mod);
@@ -122,7 +125,8 @@ static int rcm_query(const struct openib_cpc_port *port, int priority,
     rc = OPAL_ERR_NOT_SUPPORTED;
     mod->lctx.tag = RCM_TAG_LISTENER;
     mod->lctx.mod = mod;
-    if (0 != rdma_create_id(ch, &mod->listen_id, &mod->lctx, RDMA_PS_TCP)) {
+    /* on the listeners' channel, which a thread answers while we are busy */
+    if (0 != rdma_create_id(rcm_listen_channel(), &mod->listen_id, &mod->lctx, RDMA_PS_TCP)) {
         snprintf(why, why_len, "rdma_create_id failed: %s", strerror(errno));
         goto err_free;
     }
@@ -181,14 +185,19 @@ static void rcm_register(const struct openib_cpc_component *self)
                                  MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
                                  MCA_BASE_VAR_SCOPE_READONLY, &rcm_params.port);
     (void) mca_base_var_register("opal", "btl", "openib", "connect_rdma_cm_timeout",
-                                 "Seconds the rdma_cm CPC may take for one connection, retries "
-                                 "included; each step (address and route resolution, the reply "
-                                 "to one request) is bounded by a sixth of it (at least 1 s)",
+                                 "Seconds of silence after which the rdma_cm CPC gives up on a "
+                                 "connection: no answer at all from the peer, not even 'busy' "
+                                 "from its listener thread, which answers while the peer "
+                                 "computes outside MPI (a busy peer is waited for however long "
+                                 "it takes; a peer whose process exited fails at once). Each step "
+                                 "(address and route resolution, the reply to one request) is "
+                                 "bounded by a sixth of it (at least 1 s)",
                                  MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
                                  MCA_BASE_VAR_SCOPE_READONLY, &rcm_params.timeout_s);
     (void) mca_base_var_register("opal", "btl", "openib", "connect_rdma_cm_retries",
                                  "Times the rdma_cm CPC retries a refused, failed or timed-out "
-                                 "connection attempt",
+                                 "connection attempt, with a back-off of up to 2 s; asking a "
+                                 "busy peer again is no retry",
                                  MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
                                  MCA_BASE_VAR_SCOPE_READONLY, &rcm_params.retries);
 }

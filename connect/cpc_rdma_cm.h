@@ -4,6 +4,8 @@
  *   cpc_rdma_cm_addr.c  which IPv4 address a port answers on
  *   cpc_rdma_cm_wire.c  the private-data format (pure; unit-tested)
  *   cpc_rdma_cm_conn.c  the handshake: events, crossing rule, timers
+ *   cpc_rdma_cm_listen.c  the listeners' channel and the thread that says
+ *                       "busy" for a process that is not in MPI
  */
 #ifndef CPC_RDMA_CM_H
 #define CPC_RDMA_CM_H
@@ -19,8 +21,11 @@ struct rdma_cm_id;
 
 #define RCM_ID_LEN 8 /* opal_process_name_t */
 
-/* ---- modex blob: version, 0, TCP port (big-endian), IPv4 (network order) ---- */
-#define RCM_BLOB_VERSION 1
+/* ---- modex blob: version, 0, TCP port (big-endian), IPv4 (network order) ----
+ * Version 2: the listener answers REJ(BUSY) for a process outside MPI. A
+ * version-1 peer would take BUSY for a final refusal, so blobs of another
+ * version are refused up front, with the reason. */
+#define RCM_BLOB_VERSION 2
 #define RCM_BLOB_LEN 8
 
 /* ---- private data (cpc_rdma_cm_wire.c has the layout and the reasons) ---- */
@@ -45,6 +50,9 @@ enum rcm_reason {
                                 failed): try again after a back-off */
     RCM_REJ_MORE = 3,        /* chunk stored: send the next one */
     RCM_REJ_BAD = 4,         /* refused for good */
+    RCM_REJ_BUSY = 5,        /* the listener thread, for a process that did not
+                                take the request in time (it is outside MPI):
+                                alive, ask again. Carries a marker version. */
 };
 
 struct rcm_msg {
@@ -66,6 +74,15 @@ size_t rcm_body_encode(const struct openib_cpc_qp_info *q, uint8_t *body) CPC_HI
 int rcm_body_decode(const uint8_t *body, size_t len, uint32_t qpn0,
                     struct openib_cpc_qp_info *q) CPC_HIDDEN;
 
+/* REJ(BUSY): the header, then u8 marker version, u8 0 (reserved). */
+#define RCM_BUSY_VERSION 1
+#define RCM_BUSY_LEN (RCM_HDR_LEN + 2)
+/* Fills RCM_BUSY_LEN bytes; src is our process name (zeros if not known). */
+size_t rcm_busy_encode(uint8_t *p, const void *src) CPC_HIDDEN;
+/* For a decoded REJ(BUSY): SUCCESS for our marker version, BAD_PARAM when
+ * truncated (or not a BUSY), NOT_SUPPORTED for another marker version. */
+int rcm_busy_decode(const struct rcm_msg *m) CPC_HIDDEN;
+
 /* ---- addresses (cpc_rdma_cm_addr.c) ---- */
 
 /* The port's IPv4 address (network order): port->ipv4, else its
@@ -80,7 +97,22 @@ int rcm_port_ipv4(const struct openib_cpc_port *port, uint32_t *ip, char *why,
  * from an endpoint's id. */
 enum rcm_tag { RCM_TAG_LISTENER = 0x4c697374, RCM_TAG_EP = 0x45706e74 };
 
+#define RCM_PRIV_MAX 256        /* librdmacm's RDMA_MAX_PRIVATE_DATA */
+
 struct rcm_module;
+
+/* A copy of what we need from one event (it is acknowledged before use). */
+struct rcm_event {
+    int type;                    /* enum rdma_cm_event_type */
+    int status;
+    struct rdma_cm_id *id;
+    struct rdma_cm_id *listen_id;
+    struct rcm_module *mod;      /* CONNECT_REQUEST: the listener's module */
+    uint32_t qp_num;
+    uint8_t priv[RCM_PRIV_MAX];
+    size_t priv_len;
+};
+
 struct rcm_listen_ctx {
     uint32_t tag;                             /* RCM_TAG_LISTENER */
     struct rcm_module *mod;
@@ -98,14 +130,34 @@ struct rcm_module {
 
 struct rcm_params {
     int port;      /* listening port, 0 = ephemeral */
-    int timeout_s; /* one whole connection */
+    int timeout_s; /* silence bound: no answer at all from the peer */
     int retries;
 };
 extern struct rcm_params rcm_params CPC_HIDDEN;
 
-/* The process's one event channel (non-blocking), shared by every module. */
+/* The process's one event channel (non-blocking), shared by every module,
+ * for the endpoints' cm_ids. Each reference also holds the listeners'
+ * channel and its thread (cpc_rdma_cm_listen.c). */
 struct rdma_event_channel *rcm_channel_get(char *why, size_t why_len) CPC_HIDDEN;
 void rcm_channel_put(void) CPC_HIDDEN;
+
+/* ---- the listeners' channel (cpc_rdma_cm_listen.c) ---- */
+
+/* Start (first reference) or reference the listeners' channel and its
+ * thread; NULL with why filled on failure. */
+struct rdma_event_channel *rcm_listen_get(char *why, size_t why_len) CPC_HIDDEN;
+void rcm_listen_put(void) CPC_HIDDEN;
+/* The channel every listener is created on (after rcm_listen_get). */
+struct rdma_event_channel *rcm_listen_channel(void) CPC_HIDDEN;
+/* After destroying mod's listener: drop (destroy) its requests still
+ * queued, which point at mod. */
+void rcm_listen_forget(const struct rcm_module *mod) CPC_HIDDEN;
+/* The oldest connection request the thread queued and has not answered
+ * "busy"; false when none (one atomic load). The caller owns ev->id: it
+ * must answer it, and move it to the main channel before accepting it. */
+bool rcm_listen_take(struct rcm_event *ev) CPC_HIDDEN;
+/* Our process name, for the thread's REJ(BUSY) header. */
+void rcm_listen_set_local_id(const void *id) CPC_HIDDEN;
 
 int rcm_endpoint_init(struct openib_cpc_module *m, struct openib_cpc_endpoint *cep) CPC_HIDDEN;
 int rcm_start_connect(struct openib_cpc_module *m, struct openib_cpc_endpoint *cep) CPC_HIDDEN;

@@ -24,22 +24,39 @@
  * one handshake completes; the 4-rank storm test (every rank sends to every
  * other first thing) checks it: 6 initiators and 6 responders.
  *
- * Bounds: a whole connection has btl_openib_connect_rdma_cm_timeout seconds;
- * each step (address, route, waiting for the reply to one REQ) a sixth of
- * that; a failed, refused ("try later", or the kernel CM's own refusals) or
- * timed-out attempt is retried with a growing back-off up to
- * btl_openib_connect_rdma_cm_retries times, on a fresh cm_id. A responder
- * that did not progress for a while finds the initiator's abandoned requests
- * queued: accepting one fails, and it waits for the live one; a request it
- * already answered and sees again gets the same answer (same QPs), so a REP
- * lost with an abandoned attempt costs nothing but the retry.
+ * A busy peer is not a dead one. A responder that is computing outside MPI
+ * does not take a request within a short grace; its listener thread then
+ * answers REJ(BUSY) for it (cpc_rdma_cm_listen.c), which proves the peer
+ * alive: the initiator asks again after a back-off growing to 2 s, as long
+ * as it takes, without counting it as a failed attempt.
  *
- * Events: one non-blocking event channel per process. The BTL's progress
- * calls openib_cpc_rdma_cm_progress(), which looks at the channel (one
- * poll() with a zero timeout, ~0.8 us in the TCG guest) only every
- * RCM_IDLE_EVERY calls (~5 ns a call on average), or every RCM_BUSY_EVERY
- * calls while a handshake of ours is under way. Each event is copied and
- * acknowledged before it is handled, so any handler may destroy any cm_id.
+ * Bounds: btl_openib_connect_rdma_cm_timeout bounds silence only: no
+ * answer at all from the peer's CPC (REP, or a REJ of ours: BUSY, CROSS,
+ * LATER, MORE; or its own REQ) for that long, counted while this process
+ * looks (cpc_active.h). Each step (address, route, waiting for the reply
+ * to one REQ) gets a sixth of it (at least 1 s); a failed, refused ("try
+ * later", or the kernel CM's own refusals) or timed-out attempt is retried
+ * with a growing back-off up to btl_openib_connect_rdma_cm_retries times,
+ * on a fresh cm_id. A peer that is really gone fails sooner: its kernel
+ * refuses a request for a service nobody listens on (reject reason 8).
+ * A request the responder already answered and sees again gets the same
+ * answer (same QPs), so a REP lost with an abandoned attempt costs nothing
+ * but the retry.
+ *
+ * Limit: the other way round is not covered. An initiator that leaves MPI
+ * between its REQ and the REP (e.g. MPI_Test, then minutes of compute)
+ * sends its RTU only when it is back, because the RTU must follow its QPs'
+ * move to RTS (BTL state, the MPI thread's); the responder's silence bound
+ * and the IB CM's own REP retries (about a minute) run out first.
+ *
+ * Events: the endpoints' cm_ids use one non-blocking event channel per
+ * process (the listeners have their own, cpc_rdma_cm_listen.c). The BTL's
+ * progress calls openib_cpc_rdma_cm_progress(), which looks at the channel
+ * (one poll() with a zero timeout, ~0.8 us in the TCG guest) and at the
+ * queued requests only every RCM_IDLE_EVERY calls (~5 ns a call on
+ * average), or every RCM_BUSY_EVERY calls while a handshake of ours is
+ * under way. Each event is copied and acknowledged before it is handled,
+ * so any handler may destroy any cm_id.
  */
 #include "opal_config.h"
 
@@ -58,13 +75,18 @@
 #include "opal/constants.h"
 #include "opal/prefetch.h"
 
+#include "connect/cpc_active.h"
 #include "connect/cpc_rdma_cm.h"
 #include "connect/openib_connect.h"
 
 #define RCM_IDLE_EVERY 256      /* progress calls between looks, nothing under way */
 #define RCM_BUSY_EVERY 4        /* ... while one of our handshakes is under way */
 #define RCM_EVENTS_PER_CALL 64  /* bound the work one progress call does */
-#define RCM_PRIV_MAX 256        /* librdmacm's RDMA_MAX_PRIVATE_DATA */
+#define RCM_BACKOFF_MAX_MS 2000 /* retries (and questions to a busy peer) */
+#define RCM_BUSY_BACKOFF_MS 250 /* the first question again to a busy peer */
+/* The kernel CM's reject reason when nothing listens on the service (IB
+ * spec "invalid service ID"; rdma_cm reports it as the event status). */
+#define RCM_IB_REJ_INVALID_SERVICE_ID 8
 
 enum rcm_state {
     RS_IDLE = 0,
@@ -99,10 +121,13 @@ struct rcm_ep {
     struct rcm_module *mod;
     struct rdma_cm_id *act_id;   /* our own attempt */
     struct rdma_cm_id *pas_id;   /* the peer's request we accepted */
-    long deadline_ms;            /* the whole connection */
+    long deadline_ms;            /* the peer's last sign of life + the timeout */
+    long looked_ms;              /* the timer's last look (cpc_active.h) */
     long step_ms;                /* the current step */
     long retry_ms;
-    int attempts;
+    int attempts;                /* REQs of ours, busy answers included */
+    int failures;                /* attempts that failed: bounded by retries */
+    int busy;                    /* REJ(BUSY) answers heard */
     int next_chunk;              /* initiator: the chunk of our REQ to send next */
     bool qps_rtr;                /* responder: our QPs are RTR for peer_q */
     struct openib_cpc_qp_info peer_q;
@@ -110,17 +135,6 @@ struct rcm_ep {
     uint8_t rx_mask, rx_count;
     int active_index;            /* in rcm.active while a handshake is under way */
     int all_index;               /* in rcm.all while the endpoint exists */
-};
-
-/* A copy of what we need from one event (it is acknowledged before use). */
-struct rcm_event {
-    enum rdma_cm_event_type type;
-    int status;
-    struct rdma_cm_id *id;
-    struct rdma_cm_id *listen_id;
-    uint32_t qp_num;
-    uint8_t priv[RCM_PRIV_MAX];
-    size_t priv_len;
 };
 
 static struct {
@@ -188,6 +202,10 @@ struct rdma_event_channel *rcm_channel_get(char *why, size_t why_len)
         rdma_destroy_event_channel(ch);
         return NULL;
     }
+    if (NULL == rcm_listen_get(why, why_len)) {
+        rdma_destroy_event_channel(ch);
+        return NULL;
+    }
     rcm.ch = ch;
     rcm.refs = 1;
     return ch;
@@ -196,6 +214,7 @@ struct rdma_event_channel *rcm_channel_get(char *why, size_t why_len)
 void rcm_channel_put(void)
 {
     if (rcm.refs > 0 && 0 == --rcm.refs) {
+        rcm_listen_put();
         rdma_destroy_event_channel(rcm.ch);
         rcm.ch = NULL;
     }
@@ -222,6 +241,7 @@ static bool ptr_array_add(struct rcm_ep ***a, int *n, int *cap, struct rcm_ep *e
 static void set_active(struct rcm_ep *e, bool on)
 {
     if (on && e->active_index < 0) {
+        e->looked_ms = now_ms();
         /* Out of memory: this handshake runs without our timers, bounded
          * by the IB CM's own timeouts only. */
         (void) ptr_array_add(&rcm.active, &rcm.nactive, &rcm.cap_active, e, &e->active_index);
@@ -229,6 +249,17 @@ static void set_active(struct rcm_ep *e, bool on)
         rcm.active[e->active_index] = rcm.active[--rcm.nactive];
         rcm.active[e->active_index]->active_index = e->active_index;
         e->active_index = -1;
+    }
+}
+
+/* The peer's CPC answered (or asked): it is alive, the silence bound
+ * starts again. */
+static void alive(struct rcm_ep *e)
+{
+    long d = now_ms() + 1000L * timeout_s();
+
+    if (d > e->deadline_ms) {
+        e->deadline_ms = d;
     }
 }
 
@@ -311,8 +342,11 @@ static int blob_decode(const struct openib_cpc_endpoint *cep, struct sockaddr_in
 {
     const uint8_t *b = cep->peer_blob;
 
-    if (NULL == b || cep->peer_blob_len < RCM_BLOB_LEN || RCM_BLOB_VERSION != b[0]) {
+    if (NULL == b || cep->peer_blob_len < RCM_BLOB_LEN) {
         return OPAL_ERR_BAD_PARAM;
+    }
+    if (RCM_BLOB_VERSION != b[0]) {
+        return OPAL_ERR_NOT_SUPPORTED;
     }
     memset(dst, 0, sizeof(*dst));
     dst->sin_family = AF_INET;
@@ -336,17 +370,39 @@ static void retry(struct rcm_ep *e, const char *fmt, ...)
     va_end(ap);
     drop_id(&e->act_id);
     e->next_chunk = 0;
-    if (e->attempts > max_retries()) {
-        fail(e, OPAL_ERR_UNREACH, "%s; gave up after %d attempts "
-             "(btl_openib_connect_rdma_cm_retries)", why, e->attempts);
+    if (++e->failures > max_retries()) {
+        fail(e, OPAL_ERR_UNREACH, "%s; gave up after %d failed attempts "
+             "(btl_openib_connect_rdma_cm_retries)", why, e->failures);
         return;
     }
     /* Grows past the IB CM's time-wait (about a second on RoCE), after
      * which a stale-connection refusal clears. */
-    backoff = 100L * e->attempts;
+    backoff = 100L * e->failures;
     e->st = RS_RETRY;
-    e->retry_ms = now_ms() + (backoff > 2000 ? 2000 : backoff);
+    e->retry_ms = now_ms() + (backoff > RCM_BACKOFF_MAX_MS ? RCM_BACKOFF_MAX_MS : backoff);
     RCM_LOG(e, "attempt %d: %s; retrying", e->attempts, why);
+}
+
+/* REJ(BUSY) from the peer's listener thread: alive, not in MPI. Ask again
+ * after a back-off growing to RCM_BACKOFF_MAX_MS, for as long as it answers;
+ * this is no failed attempt. */
+static void busy_retry(struct rcm_ep *e)
+{
+    long backoff = (long) RCM_BUSY_BACKOFF_MS << (e->busy < 4 ? e->busy : 4);
+
+    if (backoff > RCM_BACKOFF_MAX_MS) {
+        backoff = RCM_BACKOFF_MAX_MS;
+    }
+    e->busy++;
+    drop_id(&e->act_id);
+    e->next_chunk = 0;
+    e->st = RS_RETRY;
+    e->retry_ms = now_ms() + backoff;
+    if (1 == e->busy || 0 == e->busy % 10) {
+        RCM_LOG(e, "attempt %d: the peer is alive but its process is not in MPI (busy answer %d "
+                "from its listener thread); asking again in %ld ms, with no deadline while it "
+                "answers", e->attempts, e->busy, backoff);
+    }
 }
 
 static void start_attempt(struct rcm_ep *e)
@@ -354,7 +410,15 @@ static void start_attempt(struct rcm_ep *e)
     struct sockaddr_in src = { .sin_family = AF_INET }, dst;
     struct rdma_cm_id *id;
 
-    if (OPAL_SUCCESS != blob_decode(e->cep, &dst)) {
+    switch (blob_decode(e->cep, &dst)) {
+    case OPAL_SUCCESS:
+        break;
+    case OPAL_ERR_NOT_SUPPORTED:
+        fail(e, OPAL_ERR_UNREACH, "the peer runs another openib-ng version (rdma_cm modex "
+             "version %u, this process speaks %d)", (unsigned) e->cep->peer_blob[0],
+             RCM_BLOB_VERSION);
+        return;
+    default:
         fail(e, OPAL_ERR_UNREACH, "the peer's rdma_cm address in the modex is corrupt");
         return;
     }
@@ -459,12 +523,21 @@ static void on_reject(struct rcm_ep *e, const struct rcm_event *ev)
 {
     struct rcm_msg m;
 
-    /* Our REJs carry our header; the kernel's own (no listener, stale
-     * connection, timeout) do not, and are worth another attempt. */
+    /* Our REJs carry our header; the kernel's own do not. Nothing listening
+     * means the peer's process is gone (its listener lives as long as it
+     * does); the others (stale connection, timeout) are worth another
+     * attempt. */
     if (OPAL_SUCCESS != rcm_msg_decode(ev->priv, ev->priv_len, &m) || RCM_REJ != m.type) {
+        if (RCM_IB_REJ_INVALID_SERVICE_ID == ev->status) {
+            fail(e, OPAL_ERR_UNREACH, "nothing listens at the peer's rdma_cm address any more "
+                 "(IB CM reject reason %d, invalid service ID): the peer process has exited",
+                 ev->status);
+            return;
+        }
         retry(e, "the request was refused (IB CM reason %d)", ev->status);
         return;
     }
+    alive(e);
     switch (m.arg) {
     case RCM_REJ_CROSS:
         drop_id(&e->act_id);
@@ -480,6 +553,22 @@ static void on_reject(struct rcm_ep *e, const struct rcm_event *ev)
         break;
     case RCM_REJ_LATER:
         retry(e, "the peer asks us to try again later (no endpoint for us yet?)");
+        break;
+    case RCM_REJ_BUSY:
+        switch (rcm_busy_decode(&m)) {
+        case OPAL_SUCCESS:
+            busy_retry(e);
+            break;
+        case OPAL_ERR_NOT_SUPPORTED:
+            fail(e, OPAL_ERR_UNREACH, "the peer answered 'busy' with a marker of version %u "
+                 "(this process reads %d): mixed openib-ng versions", (unsigned) m.rest[0],
+                 RCM_BUSY_VERSION);
+            break;
+        default:
+            fail(e, OPAL_ERR_UNREACH, "the peer's 'busy' answer is cut short (%zu bytes)",
+                 ev->priv_len);
+            break;
+        }
         break;
     default:
         fail(e, OPAL_ERR_UNREACH, "the peer refused the connection");
@@ -619,7 +708,9 @@ static void accept_request(struct rcm_ep *e, struct rdma_cm_id *id, uint32_t qpn
     p.private_data_len = (uint8_t) (RCM_HDR_LEN + len);
     p.qp_num = mine.qpn[0];
     id->context = e;
-    if (0 != rdma_accept(id, &p)) {
+    /* The request came on the listeners' channel; what follows the accept
+     * (ESTABLISHED, ...) must reach this thread's channel. */
+    if (0 != rdma_migrate_id(id, rcm.ch) || 0 != rdma_accept(id, &p)) {
         /* Typically the initiator gave up on this request while it waited in
          * our queue: its next one gets the same answer. */
         RCM_LOG(e, "rdma_accept failed: %s; waiting for the peer's next request",
@@ -670,10 +761,11 @@ static void on_request(struct rcm_module *mod, const struct rcm_event *ev)
         drop_id(&e->act_id);
         e->next_chunk = 0;
     }
-    if (!(e->active_index >= 0)) {
-        e->deadline_ms = now_ms() + 1000L * timeout_s();
+    if (e->active_index < 0) {
+        e->deadline_ms = 0;
         set_active(e, true);
     }
+    alive(e); /* its REQ */
     if (!store_chunk(e, &m)) {
         e->st = RS_RECEIVING;
         reject(ev->id, cep->local_id, RCM_REJ_MORE);
@@ -720,11 +812,6 @@ static void dispatch(const struct rcm_event *ev)
     const uint32_t *tag = ev->id->context;
     struct rcm_ep *e;
 
-    if (RDMA_CM_EVENT_CONNECT_REQUEST == ev->type) {
-        const struct rcm_listen_ctx *l = ev->listen_id->context;
-        on_request(l->mod, ev);
-        return;
-    }
     /* Address changes and device removal (listeners get those too) need
      * nothing from us: the BTL hears of device loss through async events. */
     if (NULL == tag || RCM_TAG_EP != *tag) {
@@ -785,10 +872,11 @@ static void check_timers(void)
         if (i >= rcm.nactive) {
             continue; /* the list shrank under a handler */
         }
+        openib_cpc_discount_absence(&e->deadline_ms, &e->looked_ms, t);
         if (t > e->deadline_ms) {
-            fail(e, OPAL_ERR_TIMEOUT, "no connection within %d s (btl_openib_connect_rdma_cm_"
-                 "timeout); %d attempt(s) of ours, the handshake was at: %s",
-                 timeout_s(), e->attempts, state_names[e->st]);
+            fail(e, OPAL_ERR_TIMEOUT, "no answer at all within %d s (btl_openib_connect_rdma_cm_"
+                 "timeout), not even 'busy' from the peer's listener; %d attempt(s) of ours, "
+                 "the handshake was at: %s", timeout_s(), e->attempts, state_names[e->st]);
             continue;
         }
         switch (e->st) {
@@ -818,6 +906,19 @@ static void check_timers(void)
     }
 }
 
+/* Connection requests the listener thread queued for us. */
+static int take_requests(void)
+{
+    struct rcm_event ev;
+    int n = 0;
+
+    while (n < RCM_EVENTS_PER_CALL && rcm_listen_take(&ev)) {
+        on_request(ev.mod, &ev);
+        n++;
+    }
+    return n;
+}
+
 int openib_cpc_rdma_cm_progress(void)
 {
     unsigned every;
@@ -831,6 +932,7 @@ int openib_cpc_rdma_cm_progress(void)
         return 0;
     }
     n = drain_events();
+    n += take_requests();
     if (rcm.nactive > 0) {
         check_timers();
     }
@@ -862,6 +964,7 @@ int rcm_endpoint_init(struct openib_cpc_module *m, struct openib_cpc_endpoint *c
     cep->cpc_private = e;
     mod->btl_ops = cep->btl_ops;
     memcpy(rcm.local_id, cep->local_id, RCM_ID_LEN);
+    rcm_listen_set_local_id(cep->local_id);
     return OPAL_SUCCESS;
 }
 
@@ -872,7 +975,8 @@ int rcm_start_connect(struct openib_cpc_module *m, struct openib_cpc_endpoint *c
     (void) m;
     switch (e->st) {
     case RS_IDLE:
-        e->deadline_ms = now_ms() + 1000L * timeout_s();
+        e->deadline_ms = 0;
+        alive(e); /* the bound starts with the attempt */
         set_active(e, true);
         start_attempt(e);
         return RS_FAILED == e->st ? OPAL_ERR_UNREACH : OPAL_SUCCESS;
@@ -911,6 +1015,7 @@ void rcm_conn_finalize(void)
     /* Every module dropped its reference; this only guards a BTL that
      * skipped a module's finalize. */
     if (NULL != rcm.ch) {
+        rcm_listen_put();
         rdma_destroy_event_channel(rcm.ch);
         rcm.ch = NULL;
         rcm.refs = 0;

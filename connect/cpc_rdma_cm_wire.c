@@ -25,6 +25,15 @@
  * responder stores the first chunk and rejects it with MORE, and the
  * initiator sends the next on a fresh cm_id (cpc_rdma_cm_conn.c). The REP
  * always carries the whole body in one go (at most 73 of 196 bytes).
+ *
+ * REJ(BUSY), from the responder's listener thread while its process is not
+ * in MPI (cpc_rdma_cm_listen.c): the header, then
+ *
+ *   [11]    marker version (1)
+ *   [12]    0 (reserved)
+ *
+ * A reader that finds another marker version, or a BUSY cut short, does not
+ * guess (cpc_rdma_cm_conn.c fails the connection with the reason).
  */
 #include "opal_config.h"
 #include "opal/constants.h"
@@ -150,4 +159,22 @@ int rcm_body_decode(const uint8_t *body, size_t len, uint32_t qpn0,
         q->qpn[i] = (uint32_t) v;
     }
     return OPAL_SUCCESS;
+}
+
+size_t rcm_busy_encode(uint8_t *p, const void *src)
+{
+    static const uint8_t nobody[RCM_ID_LEN];
+
+    rcm_hdr_encode(p, RCM_REJ, src ? src : nobody, RCM_REJ_BUSY);
+    p[RCM_HDR_LEN] = RCM_BUSY_VERSION;
+    p[RCM_HDR_LEN + 1] = 0;
+    return RCM_BUSY_LEN;
+}
+
+int rcm_busy_decode(const struct rcm_msg *m)
+{
+    if (NULL == m || RCM_REJ != m->type || RCM_REJ_BUSY != m->arg || m->rest_len < 2) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    return RCM_BUSY_VERSION == m->rest[0] ? OPAL_SUCCESS : OPAL_ERR_NOT_SUPPORTED;
 }

@@ -21,6 +21,12 @@
  * carry their own magic and its sessions their own owner, and oob's
  * progress hands them over (openib_cpc_xoob_dispatch).
  *
+ * A busy responder is not a dead one: the channel's threads keep the
+ * session alive with keepalives while the responder's process computes
+ * outside MPI, so btl_openib_connect_xoob_timeout bounds silence only, as
+ * for oob (cpc_oob.c). A connection refused at every published address
+ * (nothing listens: the process is gone) ends the handshake at once.
+ *
  * Default priority 60: the highest, because where XRC is set up it is the
  * method that shares receive queues across peers; a port without XRC never
  * offers it, so it cannot shadow oob there. Overridable with
@@ -64,8 +70,12 @@ struct xoob_ep {
     /* driver only: the handshake */
     int sid;
     uint32_t qpn, psn;               /* our new send QP */
-    long deadline_ms, retry_ms;
+    long deadline_ms;                /* the last sign of life + the timeout */
+    long looked_ms;                  /* the timer's last look (cpc_active.h) */
+    long heard_ms;                   /* the newest frame the channel reported */
+    long retry_ms;
     int attempts;
+    bool busy_logged;
     int active_index;
 };
 
@@ -86,13 +96,30 @@ void openib_cpc_xoob_set_btl_ops(const struct openib_xoob_btl_ops *ops)
 #define XOOB_LOG(e, fmt, ...) \
     openib_cpc_log(100, "openib: xoob %s: " fmt, (e)->cep->peer_desc, ##__VA_ARGS__)
 
+#define RETRY_BACKOFF_MAX_MS 2000 /* a retry at least every 2 s */
+
+static long timeout_ms(void)
+{
+    return xoob_timeout_s < 1 ? 1000L : 1000L * xoob_timeout_s;
+}
+
+/* The responder showed it is alive: the silence bound starts again. */
+static void alive(struct xoob_ep *e, long t)
+{
+    long d = t + timeout_ms();
+
+    if (d > e->deadline_ms) {
+        e->deadline_ms = d;
+    }
+}
+
 /* ---- the end of a node's handshake: every waiting endpoint hears it ---- */
 
 static void waiter_done(void *waiter, int rc, const char *why, void *arg)
 {
     struct xoob_ep *e = waiter;
     struct openib_cpc_endpoint *cep = e->cep;
-    char buf[160], err[128];
+    char buf[256], err[128];
 
     (void) arg;
     e->waiting = false;
@@ -112,6 +139,9 @@ static void waiter_done(void *waiter, int rc, const char *why, void *arg)
 
 static void node_finish(struct xoob_ep *driver, int rc, const char *why)
 {
+    if (why) {
+        XOOB_LOG(driver, "failed: %s", why);
+    }
     (void) openib_cpc_active_set(&active, driver, false);
     if (driver->sid >= 0) {
         oob_chan_close(driver->sid);
@@ -160,7 +190,9 @@ static int drive(struct xoob_ep *e)
         node_finish(e, rc, "creating the XRC send queue pair failed");
         return rc;
     }
-    e->deadline_ms = openib_cpc_now_ms() + 1000L * xoob_timeout_s;
+    e->looked_ms = openib_cpc_now_ms();
+    e->deadline_ms = 0;
+    alive(e, e->looked_ms); /* the bound starts with the attempt */
     e->sid = -1;
     (void) openib_cpc_active_set(&active, e, true);
     rc = send_req(e);
@@ -287,11 +319,17 @@ static void on_req(struct xoob_module *mod, int sid, const struct xoob_msg *in)
 
 static void retry_or_fail(struct xoob_ep *e, const char *why)
 {
+    char buf[200];
+    long backoff = 100L * e->attempts;
+
     if (e->attempts < xoob_retries) {
-        e->retry_ms = openib_cpc_now_ms() + 100L * e->attempts;
+        e->retry_ms = openib_cpc_now_ms() +
+                      (backoff > RETRY_BACKOFF_MAX_MS ? RETRY_BACKOFF_MAX_MS : backoff);
         return; /* check_timers sends the REQ again */
     }
-    node_finish(e, OPAL_ERR_UNREACH, why);
+    snprintf(buf, sizeof(buf), "%s; gave up after %d attempts (btl_openib_connect_xoob_retries)",
+             why, e->attempts);
+    node_finish(e, OPAL_ERR_UNREACH, buf);
 }
 
 bool openib_cpc_xoob_dispatch(const struct oob_event *ev)
@@ -309,7 +347,13 @@ bool openib_cpc_xoob_dispatch(const struct oob_event *ev)
         if (e) {
             e->sid = -1;
             XOOB_LOG(e, "side channel error: %s", ev->why);
-            retry_or_fail(e, ev->why);
+            if (OOB_ERR_REFUSED == ev->error) {
+                /* nothing listens where the peer's modex says: it is gone */
+                node_finish(e, OPAL_ERR_UNREACH, "connection refused at every address the peer "
+                            "published: the peer process has exited");
+            } else {
+                retry_or_fail(e, ev->why);
+            }
         }
         return true;
     }
@@ -344,12 +388,33 @@ void openib_cpc_xoob_check_timers(void)
         return;
     }
     t = openib_cpc_now_ms();
-    for (i = active.n - 1; i >= 0 && i < active.n; --i) {
-        struct xoob_ep *e = active.v[i];
+    for (i = active.n - 1; i >= 0; --i) {
+        struct xoob_ep *e;
+        long heard;
+        int pending;
+
+        if (i >= active.n) {
+            continue; /* the set shrank under a handler */
+        }
+        e = active.v[i];
+        openib_cpc_discount_absence(&e->deadline_ms, &e->looked_ms, t);
+        if (e->sid >= 0 && OPAL_SUCCESS == oob_chan_liveness(e->sid, &heard, &pending)) {
+            if (heard > e->heard_ms) {
+                e->heard_ms = heard;
+                alive(e, heard < t ? heard : t);
+            }
+            if (pending > 0 && !e->busy_logged) {
+                e->busy_logged = true;
+                XOOB_LOG(e, "the responder is alive but its process has not taken our request "
+                         "yet (busy outside MPI?): waiting for it, with no deadline while it "
+                         "answers");
+            }
+        }
         if (t > e->deadline_ms) {
-            char why[96];
-            snprintf(why, sizeof(why), "no answer within %d s (btl_openib_connect_xoob_timeout)",
-                     xoob_timeout_s);
+            char why[160];
+            snprintf(why, sizeof(why), "no answer at all within %d s "
+                     "(btl_openib_connect_xoob_timeout), not even from the peer's side-channel "
+                     "thread", xoob_timeout_s);
             node_finish(e, OPAL_ERR_TIMEOUT, why);
         } else if (e->sid < 0 && t >= e->retry_ms && OPAL_SUCCESS != send_req(e)) {
             retry_or_fail(e, "cannot open a side-channel connection");
@@ -374,6 +439,13 @@ static int xoob_endpoint_init(struct openib_cpc_module *m, struct openib_cpc_end
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     rc = xoob_blob_decode(cep->peer_blob, cep->peer_blob_len, &e->peer);
+    if (OPAL_ERR_NOT_SUPPORTED == rc) {
+        openib_cpc_log(1, "openib: xoob: %s runs another openib-ng version (xoob modex version "
+                       "%d, this process speaks %d)", cep->peer_desc,
+                       cep->peer_blob_len ? cep->peer_blob[0] : -1, XOOB_BLOB_VERSION);
+        free(e);
+        return rc;
+    }
     if (OPAL_SUCCESS != rc) {
         openib_cpc_log(10, "openib: xoob: %s published a blob xoob cannot read (%d)",
                        cep->peer_desc, rc);
@@ -516,6 +588,7 @@ static int xoob_query(const struct openib_cpc_port *port, int priority,
         snprintf(why, why_len, "cannot start the side-channel thread");
         goto err_free;
     }
+    oob_chan_set_ping_ms((int) (timeout_ms() / 4));
     rc = oob_chan_listen(mod, &b.port, &mod->listen_id);
     if (OPAL_SUCCESS != rc) {
         snprintf(why, why_len, "cannot listen on a TCP port for the side channel");
@@ -558,11 +631,18 @@ static void xoob_register(const struct openib_cpc_component *self)
 {
     (void) self;
     (void) mca_base_var_register("opal", "btl", "openib", "connect_xoob_timeout",
-                                 "Seconds the xoob CPC waits for an XRC connection handshake",
+                                 "Seconds of silence after which the xoob CPC gives up on an XRC "
+                                 "handshake: no answer at all from the peer, not even from its "
+                                 "side-channel thread, which answers keepalives while the peer "
+                                 "computes outside MPI. A busy peer is waited for however long "
+                                 "it takes; a peer whose process exited fails at once "
+                                 "(connection refused)",
                                  MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
                                  MCA_BASE_VAR_SCOPE_READONLY, &xoob_timeout_s);
     (void) mca_base_var_register("opal", "btl", "openib", "connect_xoob_retries",
-                                 "Times the xoob CPC retries a handshake whose side channel failed",
+                                 "Times the xoob CPC retries a handshake whose side channel "
+                                 "failed, with a back-off of up to 2 s; waiting for a busy peer "
+                                 "is no retry",
                                  MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
                                  MCA_BASE_VAR_SCOPE_READONLY, &xoob_retries);
 }

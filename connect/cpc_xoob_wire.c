@@ -1,11 +1,12 @@
 /*
  * cpc_xoob_wire.c - xoob's modex blob and side-channel messages.
  *
- * Blob, version 1, big-endian, exact length:
+ * Blob, version 2 (1 had the same layout, from before side-channel
+ * keepalives), big-endian, exact length:
  *   u8 version, u8 naddr (1..8), u16 tcp_port, naddr x 4 bytes IPv4 (as
  *   published: network order), u64 node_id, u8 nsrq (1..8), nsrq x u32 SRQN
  *
- * Message (fixed size, zero padded), big-endian:
+ * Message, version 1 (fixed size, zero padded), big-endian:
  *   u32 magic "XOOB", u8 version, u8 type, u16 reason, 8 bytes source id,
  *   8 bytes destination id, u32 qpn, u32 psn, u32 mtu, u32 rq_layout,
  *   16 bytes gid, u16 lid, u64 node_id, 64 bytes why (NUL-padded)
@@ -57,7 +58,7 @@ int xoob_blob_encode(const struct xoob_blob *b, uint8_t *buf, size_t cap, size_t
     if (cap < blob_size(b->naddr, b->nsrq)) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    p = put(p, XOOB_WIRE_VERSION, 1);
+    p = put(p, XOOB_BLOB_VERSION, 1);
     p = put(p, b->naddr, 1);
     p = put(p, b->port, 2);
     for (i = 0; i < b->naddr; ++i) {
@@ -82,7 +83,7 @@ int xoob_blob_decode(const uint8_t *buf, size_t len, struct xoob_blob *b)
     if (NULL == buf || NULL == b || len < 4) {
         return OPAL_ERR_BAD_PARAM;
     }
-    if (buf[0] != XOOB_WIRE_VERSION) {
+    if (buf[0] != XOOB_BLOB_VERSION) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
     memset(b, 0, sizeof(*b));
@@ -118,7 +119,7 @@ int xoob_msg_encode(const struct xoob_msg *m, uint8_t *buf, size_t size)
     }
     memset(buf, 0, size);
     p = put(p, XOOB_MAGIC, 4);
-    p = put(p, XOOB_WIRE_VERSION, 1);
+    p = put(p, XOOB_MSG_VERSION, 1);
     p = put(p, m->type, 1);
     p = put(p, m->reason, 2);
     memcpy(p, m->src, XOOB_ID_LEN);
@@ -155,7 +156,7 @@ int xoob_msg_decode(const uint8_t *buf, size_t size, struct xoob_msg *m)
     if (NULL == buf || NULL == m || size < XOOB_MSG_LEN || !xoob_msg_is_xoob(buf, size)) {
         return OPAL_ERR_BAD_PARAM;
     }
-    if (buf[4] != XOOB_WIRE_VERSION) {
+    if (buf[4] != XOOB_MSG_VERSION) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
     if (buf[5] < XOOB_REQ || buf[5] > XOOB_REJ) {

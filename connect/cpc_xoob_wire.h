@@ -8,7 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define XOOB_WIRE_VERSION 1
+/* Blob 2: the listener's side-channel thread answers keepalives (cpc_oob_
+ * channel.h); a version-1 peer would close a session on our first one, so
+ * blobs of another version are refused up front. Messages are unchanged. */
+#define XOOB_BLOB_VERSION 2
+#define XOOB_MSG_VERSION 1
 #define XOOB_MAX_ADDRS 8
 #define XOOB_MAX_SRQS 8
 #define XOOB_ID_LEN 8

@@ -85,3 +85,46 @@ assert_small_pingpong() {
 	assert_grep '^pingpong: verification PASSED: [0-9]+ sizes \(0\.\.65536 B\), 1 iterations, [1-9][0-9]* messages, [1-9][0-9]* bytes verified, 0 errors$' \
 		"$1" "verified ping-pong"
 }
+
+# slow_peer NAME MODE BYTES [MPIRUN ARGS...]: cpc_slow_peer (rank 1 sends
+# BYTES to rank 0 first thing) with rank 0 in MODE right after MPI_Init: a
+# delay in seconds (computing outside MPI), "exit" or "stop". Output in
+# $OPENIB_TEST_TMP/NAME.out (RUN_OUT), status in RUN_RC, seconds in
+# RUN_SECS. A rank left stopped is killed afterwards, by the pid it printed.
+slow_peer_bin() {
+	local prog=$OPENIB_TEST_TMP/cpc_slow_peer
+	[ -x "$prog" ] || build_mpi_program "$OPENIB_SRCDIR/tests/integration/cpc_slow_peer.c" "$prog"
+	echo "$prog"
+}
+slow_peer() {
+	local name=$1 mode=$2 bytes=$3 prog t0 pid
+	shift 3
+	prog=$(slow_peer_bin) || exit 1
+	RUN_OUT=$OPENIB_TEST_TMP/$name.out
+	t0=$SECONDS
+	timeout 400 "${MPIRUN[@]}" "${MPI_OPENIB_ARGS[@]}" "$@" "$prog" "$mode" "$bytes" \
+		>"$RUN_OUT" 2>&1
+	RUN_RC=$?
+	RUN_SECS=$((SECONDS - t0))
+	for pid in $(sed -n 's/^slow-peer: rank 0 pid \([0-9]*\) stops$/\1/p' "$RUN_OUT"); do
+		kill -KILL "$pid" 2>/dev/null
+	done
+}
+
+# assert_peer_failed LOG CPC REASON WHAT: rank 1 gave up on rank 0 with
+# CPC, for REASON (an ERE), in the CPC's log line and in the connect-failed
+# help the user sees (unless Open MPI 4.1.4's help relay lost the text, an
+# ORTE defect: t-cpc-select.sh says more), and the job did not succeed.
+assert_peer_failed() {
+	local log=$1 cpc=$2 reason=$3
+	[ "$RUN_RC" != 0 ] || fail "$4: the job succeeded"
+	[ "$RUN_RC" != 124 ] || fail "$4: the job hung until the test's guard ($RUN_SECS s)"
+	assert_grep "openib: $cpc rank 0 .*: failed: $reason" "$log" "$4: the $cpc log line"
+	if grep -q 'could not connect to rank 0' "$log"; then
+		assert_grep "Reason: +$cpc: $reason" "$log" "$4: the reason in the help"
+	else
+		assert_grep 'ORTE_ERROR_LOG: .*show_help.c' "$log" \
+			"$4: the help, or a sign that Open MPI lost it"
+		note "$4: Open MPI lost the connect-failed help text (ORTE show_help relay)"
+	fi
+}

@@ -3,7 +3,9 @@
  * round-trips through REQ chunks of at most 56 bytes and a REP of at most
  * 196, the default three queues and up to five fit one REQ, six to eight
  * take two, and the decoders refuse foreign, truncated and malformed data
- * (reading only the bytes they were given).
+ * (reading only the bytes they were given). The listener thread's
+ * REJ(BUSY) fits a REJ, carries its marker version, and a BUSY cut short or
+ * of another marker version is told apart (never taken for "busy").
  */
 #include "opal_config.h"
 #include "opal/constants.h"
@@ -158,9 +160,53 @@ static void test_refusals(void)
     CHECK_EQ(rcm_msg_decode(pd, sizeof(pd), &m), OPAL_ERR_BAD_PARAM);
 }
 
+static void test_busy(void)
+{
+    uint8_t pd[RCM_BUSY_LEN], *c;
+    struct rcm_msg m;
+    size_t cut;
+
+    CHECK_EQ(rcm_busy_encode(pd, id_a), RCM_BUSY_LEN);
+    CHECK(RCM_BUSY_LEN <= RCM_REJ_PRIV_MAX);
+    c = malloc(sizeof(pd)); /* exactly what is sent */
+    memcpy(c, pd, sizeof(pd));
+    CHECK_EQ(rcm_msg_decode(c, sizeof(pd), &m), OPAL_SUCCESS);
+    CHECK_EQ(m.type, RCM_REJ);
+    CHECK_EQ(m.arg, RCM_REJ_BUSY);
+    CHECK(0 == memcmp(m.src, id_a, RCM_ID_LEN));
+    CHECK_EQ(rcm_busy_decode(&m), OPAL_SUCCESS);
+    free(c);
+    /* the layout: header, marker version, reserved zero */
+    CHECK_EQ(pd[RCM_HDR_LEN], RCM_BUSY_VERSION);
+    CHECK_EQ(pd[RCM_HDR_LEN + 1], 0);
+    /* cut short: the header alone, or one byte of the body */
+    for (cut = RCM_HDR_LEN; cut < sizeof(pd); ++cut) {
+        c = malloc(cut);
+        memcpy(c, pd, cut);
+        CHECK_EQ(rcm_msg_decode(c, cut, &m), OPAL_SUCCESS);
+        CHECK_EQ(rcm_busy_decode(&m), OPAL_ERR_BAD_PARAM);
+        free(c);
+    }
+    /* another marker version: not guessed at */
+    pd[RCM_HDR_LEN] = RCM_BUSY_VERSION + 1;
+    CHECK_EQ(rcm_msg_decode(pd, sizeof(pd), &m), OPAL_SUCCESS);
+    CHECK_EQ(rcm_busy_decode(&m), OPAL_ERR_NOT_SUPPORTED);
+    /* other REJs are not BUSY */
+    rcm_hdr_encode(pd, RCM_REJ, id_a, RCM_REJ_LATER);
+    CHECK_EQ(rcm_msg_decode(pd, sizeof(pd), &m), OPAL_SUCCESS);
+    CHECK_EQ(rcm_busy_decode(&m), OPAL_ERR_BAD_PARAM);
+    CHECK_EQ(rcm_busy_decode(NULL), OPAL_ERR_BAD_PARAM);
+    /* before the first endpoint the thread knows no name: zeros */
+    CHECK_EQ(rcm_busy_encode(pd, NULL), RCM_BUSY_LEN);
+    CHECK_EQ(rcm_msg_decode(pd, sizeof(pd), &m), OPAL_SUCCESS);
+    CHECK_EQ(m.src[0] | m.src[4], 0);
+    CHECK_EQ(rcm_busy_decode(&m), OPAL_SUCCESS);
+}
+
 int main(void)
 {
     test_round_trips();
     test_refusals();
+    test_busy();
     return test_report("test_rdma_cm_wire");
 }

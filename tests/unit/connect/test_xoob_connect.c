@@ -8,13 +8,31 @@
  * destroys the shared QP exactly once, and a receive-queue layout mismatch
  * is refused by the responder and fails every waiting endpoint with the
  * reason. Without XRC ops or on a port without XRC, query declines.
+ *
+ * A busy peer is not a dead one (btl_openib_connect_xoob_timeout 1 s here):
+ *   - busy: the responder is another process that does not progress for
+ *     three timeouts (it "computes outside MPI"); its side-channel thread
+ *     keeps the session alive, the driver neither fails nor completes
+ *     meanwhile, and connects once the responder progresses;
+ *   - gone: the responder's listener is closed: the driver fails at once,
+ *     "connection refused", not after the timeout;
+ *   - hung: a socket nobody reads (the kernel accepted the connection):
+ *     silence, and the driver fails on the timeout, saying so.
  */
 #include "opal_config.h"
 #include "opal/constants.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "opal/runtime/opal.h"
 
 #include "connect/cpc_oob.h"
 #include "connect/cpc_xoob.h"
@@ -348,11 +366,212 @@ static void layout_mismatch(void)
     mb->finalize(mb);
 }
 
-int main(void)
+static void pause_ms(long ms)
+{
+    struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
+    nanosleep(&t, NULL);
+}
+
+/* Progress (this process is "in MPI") for ms milliseconds. */
+static void progress_for(long ms)
+{
+    struct timespec t0, t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        openib_cpc_oob_progress();
+        pause_ms(1);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while ((t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L < ms);
+}
+
+/* The responder, in a child process: publishes its blob, then computes
+ * (no progress) until told to go on, answers, and waits to be told to
+ * finish. Exits 0 if it made exactly one target QP. */
+static void busy_child(int blob_fd, int go_fd)
+{
+    struct fake_btl bb = { .srqn = { 31, 32 }, .nsrq = 2, .layout = 0x77 };
+    struct openib_cpc_port pb;
+    struct openib_cpc_module *mb = NULL;
+    char why[160] = "", c;
+    time_t end;
+
+    openib_cpc_xoob_set_btl_ops(&fake_ops);
+    port_for(&pb, &bb, 6);
+    if (OPAL_SUCCESS != openib_cpc_xoob_component.query(&pb, 60, &mb, why, sizeof(why))) {
+        _exit(2);
+    }
+    if (write(blob_fd, &mb->blob_len, 1) != 1 ||
+        write(blob_fd, mb->blob, mb->blob_len) != (ssize_t) mb->blob_len ||
+        read(go_fd, &c, 1) != 1) { /* busy: not in MPI, no progress */
+        _exit(3);
+    }
+    end = time(NULL) + 10;
+    while (0 == bb.tgt_made && time(NULL) < end) {
+        openib_cpc_oob_progress();
+    }
+    if (read(go_fd, &c, 1) != 1) { /* the driver has the answer */
+        _exit(4);
+    }
+    mb->finalize(mb);
+    _exit(1 == bb.tgt_made ? 0 : 5);
+}
+
+static void busy_responder(void)
+{
+    struct fake_btl ba = { .srqn = { 11, 12 }, .nsrq = 2, .layout = 0x77 };
+    struct fake_btl bb = { .srqn = { 31, 32 }, .nsrq = 2, .layout = 0x77 };
+    struct openib_cpc_port pa, pb;
+    struct openib_cpc_module *ma = NULL, peer;
+    struct fake_ep e;
+    char why[160] = "";
+    int to_parent[2], go[2], status = -1;
+    pid_t pid;
+
+    CHECK(0 == pipe(to_parent) && 0 == pipe(go));
+    pid = fork();
+    if (0 == pid) {
+        close(to_parent[0]);
+        close(go[1]);
+        busy_child(to_parent[1], go[0]);
+    }
+    close(to_parent[1]);
+    close(go[0]);
+    openib_cpc_module_init(&peer);
+    CHECK(read(to_parent[0], &peer.blob_len, 1) == 1 &&
+          read(to_parent[0], peer.blob, peer.blob_len) == (ssize_t) peer.blob_len);
+    port_for(&pb, &bb, 6); /* the child's port, as its modex would say */
+    openib_cpc_xoob_set_btl_ops(&fake_ops);
+    port_for(&pa, &ba, 5);
+    CHECK_EQ(openib_cpc_xoob_component.query(&pa, 60, &ma, why, sizeof(why)), OPAL_SUCCESS);
+    if (NULL == ma) {
+        test_failures++;
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        return;
+    }
+    ep_for(&e, &peer, &pb, 700, 30);
+    CHECK_EQ(ma->endpoint_init(ma, &e.cep), OPAL_SUCCESS);
+    CHECK_EQ(ma->start_connect(ma, &e.cep), OPAL_SUCCESS);
+    /* three timeouts while the responder computes: alive, so no failure */
+    progress_for(3000);
+    CHECK_EQ(e.failed, 0);
+    CHECK_EQ(e.completed, 0);
+    if (e.failed) {
+        fprintf(stderr, "busy responder: %s\n", e.why);
+    }
+    CHECK(1 == write(go[1], "g", 1)); /* back in MPI */
+    PROGRESS_UNTIL(e.completed + e.failed > 0);
+    CHECK_EQ(e.completed, 1);
+    CHECK_EQ(e.failed, 0);
+    CHECK_EQ(ba.qp_connected, 1);
+    CHECK_EQ(ba.connected_to, 0x501); /* the child's first target QP */
+    CHECK_EQ(e.srqn[0], 700);
+    CHECK(1 == write(go[1], "f", 1));
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    CHECK(WIFEXITED(status) && 0 == WEXITSTATUS(status));
+    close(to_parent[0]);
+    close(go[1]);
+    ma->endpoint_finalize(ma, &e.cep);
+    ma->finalize(ma);
+}
+
+static void gone_responder(void)
+{
+    struct fake_btl ba = { .srqn = { 11, 12 }, .nsrq = 2, .layout = 0x77 };
+    struct fake_btl bb = { .srqn = { 21, 22 }, .nsrq = 2, .layout = 0x77 };
+    struct openib_cpc_port pa, pb;
+    struct openib_cpc_module *ma = NULL, *mb = NULL, peer;
+    struct fake_ep e;
+    char why[160] = "";
+
+    openib_cpc_xoob_set_btl_ops(&fake_ops);
+    port_for(&pa, &ba, 7);
+    port_for(&pb, &bb, 8);
+    CHECK_EQ(openib_cpc_xoob_component.query(&pa, 60, &ma, why, sizeof(why)), OPAL_SUCCESS);
+    CHECK_EQ(openib_cpc_xoob_component.query(&pb, 60, &mb, why, sizeof(why)), OPAL_SUCCESS);
+    if (NULL == ma || NULL == mb) {
+        test_failures++;
+        return;
+    }
+    peer = *mb;
+    mb->finalize(mb); /* its listener closes, as when its process exits */
+    ep_for(&e, &peer, &pb, 100, 40);
+    CHECK_EQ(ma->endpoint_init(ma, &e.cep), OPAL_SUCCESS);
+    CHECK_EQ(ma->start_connect(ma, &e.cep), OPAL_SUCCESS);
+    PROGRESS_UNTIL(e.failed + e.completed > 0);
+    CHECK_EQ(e.failed, 1);
+    CHECK_EQ(e.completed, 0);
+    CHECK_STR_HAS(e.why, "xoob: connection refused at every address the peer published: the "
+                         "peer process has exited");
+    ma->endpoint_finalize(ma, &e.cep);
+    ma->finalize(ma);
+}
+
+static void hung_responder(void)
+{
+    struct fake_btl ba = { .srqn = { 11, 12 }, .nsrq = 2, .layout = 0x77 };
+    struct openib_cpc_port pa, pb;
+    struct openib_cpc_module *ma = NULL, peer;
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof(sa);
+    struct xoob_blob b;
+    struct fake_ep e;
+    char why[160] = "";
+    size_t blen = 0;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    /* listens, never accepts nor reads: a stopped or hung process */
+    CHECK(0 == bind(fd, (struct sockaddr *) &sa, sizeof(sa)));
+    CHECK(0 == listen(fd, 4));
+    CHECK(0 == getsockname(fd, (struct sockaddr *) &sa, &len));
+    memset(&b, 0, sizeof(b));
+    b.naddr = 1;
+    b.addrs[0] = sa.sin_addr.s_addr;
+    b.port = ntohs(sa.sin_port);
+    b.node_id = 42;
+    b.nsrq = 1;
+    b.srqn[0] = 5;
+    openib_cpc_module_init(&peer);
+    CHECK_EQ(xoob_blob_encode(&b, peer.blob, sizeof(peer.blob), &blen), OPAL_SUCCESS);
+    peer.blob_len = (uint8_t) blen;
+    openib_cpc_xoob_set_btl_ops(&fake_ops);
+    port_for(&pa, &ba, 9);
+    port_for(&pb, &ba, 10);
+    CHECK_EQ(openib_cpc_xoob_component.query(&pa, 60, &ma, why, sizeof(why)), OPAL_SUCCESS);
+    if (NULL == ma) {
+        test_failures++;
+        close(fd);
+        return;
+    }
+    ep_for(&e, &peer, &pb, 100, 50);
+    CHECK_EQ(ma->endpoint_init(ma, &e.cep), OPAL_SUCCESS);
+    CHECK_EQ(ma->start_connect(ma, &e.cep), OPAL_SUCCESS);
+    PROGRESS_UNTIL(e.failed + e.completed > 0);
+    CHECK_EQ(e.failed, 1);
+    CHECK_EQ(e.fail_rc, OPAL_ERR_TIMEOUT);
+    CHECK_STR_HAS(e.why, "xoob: no answer at all within 1 s (btl_openib_connect_xoob_timeout)");
+    ma->endpoint_finalize(ma, &e.cep);
+    ma->finalize(ma);
+    close(fd);
+}
+
+int main(int argc, char **argv)
 {
     declines();
     shared_send_qp();
     layout_mismatch();
+    /* the liveness cases with a 1 s silence bound, set the way a user does */
+    setenv("OMPI_MCA_btl_openib_connect_xoob_timeout", "1", 1);
+    if (OPAL_SUCCESS != opal_init_util(&argc, &argv)) {
+        fprintf(stderr, "opal_init_util failed\n");
+        return 1;
+    }
+    openib_cpc_xoob_component.register_params(&openib_cpc_xoob_component);
+    busy_responder();
+    gone_responder();
+    hung_responder();
     openib_cpc_xoob_component.finalize();
+    opal_finalize_util();
     return test_report("test_xoob_connect");
 }

@@ -66,7 +66,7 @@ static void blob_round_trip(void)
     /* the byte layout is big-endian: version, naddr, port, ..., node id */
     sample_blob(&in, 1, 2);
     CHECK_EQ(xoob_blob_encode(&in, buf, sizeof(buf), &len), OPAL_SUCCESS);
-    CHECK_EQ(buf[0], XOOB_WIRE_VERSION);
+    CHECK_EQ(buf[0], XOOB_BLOB_VERSION);
     CHECK_EQ(buf[1], 1);
     CHECK_EQ(buf[2], 0xbe);
     CHECK_EQ(buf[3], 0xef);
@@ -96,9 +96,12 @@ static void blob_rejects(void)
     CHECK_EQ(decode_exact(bad, len + 1, &out), OPAL_ERR_BAD_PARAM);
     /* another version: intact but not ours */
     memcpy(bad, buf, len);
-    bad[0] = XOOB_WIRE_VERSION + 1;
+    bad[0] = XOOB_BLOB_VERSION + 1;
     CHECK_EQ(decode_exact(bad, len, &out), OPAL_ERR_NOT_SUPPORTED);
-    /* an oob blob (version 1, 2 addresses, no node/SRQ part) is not a xoob blob */
+    /* version 1 (same layout, from before side-channel keepalives): refused */
+    bad[0] = 1;
+    CHECK_EQ(decode_exact(bad, len, &out), OPAL_ERR_NOT_SUPPORTED);
+    /* cut after 2 addresses (an oob blob's shape, no node/SRQ part): not a xoob blob */
     CHECK_EQ(decode_exact(buf, 4 + 4 * 2, &out), OPAL_ERR_BAD_PARAM);
     /* counts out of range */
     memcpy(bad, buf, len);
@@ -172,7 +175,7 @@ static void messages(void)
     buf[5] = XOOB_REJ + 1;
     CHECK_EQ(xoob_msg_decode(buf, sizeof(buf), &out), OPAL_ERR_BAD_PARAM);
     buf[5] = XOOB_REP;
-    buf[4] = XOOB_WIRE_VERSION + 1;
+    buf[4] = XOOB_MSG_VERSION + 1;
     CHECK_EQ(xoob_msg_decode(buf, sizeof(buf), &out), OPAL_ERR_NOT_SUPPORTED);
     buf[0] = 'O'; /* oob's magic starts "OIBO" */
     CHECK(!xoob_msg_is_xoob(buf, sizeof(buf)));
