@@ -210,9 +210,15 @@ int openib_component_progress(void)
             }
         }
     }
-    if (OPAL_UNLIKELY(0 == (++tick % CONTROL_EVERY))) {
+    if (OPAL_UNLIKELY(openib_connect_work)) {
+        /* a CPC's thread queued something: look now */
+        __atomic_store_n(&openib_connect_work, 0, __ATOMIC_RELAXED);
         count += openib_cpc_oob_progress();
-        count += openib_cpc_rdma_cm_progress();
+        count += openib_cpc_rdma_cm_progress(true);
+    } else if (OPAL_UNLIKELY(0 == (++tick % CONTROL_EVERY))) {
+        /* timers, and events nobody flags (the rdma_cm channel's own) */
+        count += openib_cpc_oob_progress();
+        count += openib_cpc_rdma_cm_progress(false);
     }
     return count;
 }

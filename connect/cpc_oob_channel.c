@@ -25,6 +25,7 @@
 
 #include "connect/cpc_oob_channel.h"
 #include "connect/cpc_oob_wire.h"
+#include "connect/openib_connect.h"
 
 #define MAX_SESSIONS 1024
 #define MAX_LISTENERS 16
@@ -136,6 +137,7 @@ static bool push_event(enum oob_event_type type, int sid, const uint8_t *msg,
     }
     snprintf(e->why, sizeof(e->why), "%s", why ? why : "");
     __atomic_add_fetch(&ch.ev_count, 1, __ATOMIC_RELEASE);
+    openib_connect_work_queued();
     return true;
 }
 

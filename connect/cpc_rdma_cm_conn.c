@@ -919,7 +919,7 @@ static int take_requests(void)
     return n;
 }
 
-int openib_cpc_rdma_cm_progress(void)
+int openib_cpc_rdma_cm_progress(bool now)
 {
     unsigned every;
     int n;
@@ -928,7 +928,7 @@ int openib_cpc_rdma_cm_progress(void)
         return 0;
     }
     every = rcm.nactive > 0 ? RCM_BUSY_EVERY : RCM_IDLE_EVERY; /* powers of two */
-    if (OPAL_LIKELY(0 != (++rcm.tick & (every - 1)))) {
+    if (OPAL_LIKELY(0 != (++rcm.tick & (every - 1))) && !now) {
         return 0;
     }
     n = drain_events();

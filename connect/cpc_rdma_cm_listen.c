@@ -144,6 +144,7 @@ static int read_events(struct rdma_cm_id **busy, int nbusy)
                 p->at_ms = now_ms();
                 lst.n++;
                 __atomic_store_n(&lst.count, lst.n, __ATOMIC_RELEASE);
+                openib_connect_work_queued();
             } else {
                 busy[nbusy++] = raw->id;
             }

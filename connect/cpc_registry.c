@@ -33,6 +33,8 @@ struct cpc_registry openib_cpc_reg = {
 /* Why the last add_component failed, for the plug-in help message. */
 static char add_why[OPENIB_CPC_WHY_MAX];
 
+volatile int32_t openib_connect_work;
+
 /* Names end up in MCA variable names (btl_openib_connect_<name>_priority)
  * and in comma-separated lists, so keep them to [a-z0-9_]. */
 static bool valid_name(const char *s)

@@ -73,9 +73,23 @@ void openib_connect_release_modules(struct openib_cpc_module **mods, int n);
 int openib_connect_finalize(void);
 
 /* The rdma_cm CPC's events and timers, from the BTL's progress next to
- * openib_cpc_oob_progress(): a counter increment on most calls. Returns the
- * number of events handled. */
-int openib_cpc_rdma_cm_progress(void);
+ * openib_cpc_oob_progress(): a counter increment on most calls, or a full
+ * look when `now` (work was queued for us). Returns the number of events
+ * handled. */
+int openib_cpc_rdma_cm_progress(bool now);
+
+/* Set by a CPC's thread whenever it queues work for the MPI thread (a side
+ * channel message, a connection request); the BTL's progress tests it on
+ * every call (one load) and then runs the CPCs' progress at once. Without
+ * it, a process that calls MPI rarely (MPI_Test or MPI_Iprobe now and then)
+ * would look at connection requests only every few thousand calls, which
+ * can be minutes. Cleared by the MPI thread before it looks. */
+extern volatile int32_t openib_connect_work;
+
+static inline void openib_connect_work_queued(void)
+{
+    __atomic_store_n(&openib_connect_work, 1, __ATOMIC_RELEASE);
+}
 
 /* Name of a CPC by wire id ("oob", ...), "unknown" if none. */
 const char *openib_connect_name(uint8_t id);

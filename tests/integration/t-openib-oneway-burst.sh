@@ -48,7 +48,7 @@ burst p-tiny 1000 8 poll oob --mca btl_openib_eager_rdma_num 0 --mca btl_openib_
 burst s-queue 1000 3000 "" oob --mca btl_openib_eager_rdma_num 0
 # two send WRs per QP: one for data, one held back for credit writes
 burst wr2 1000 8 "" oob --mca btl_openib_max_send_wr 2
-burst rdmacm 1000 8 "" rdma_cm
+burst rdmacm 1000 8 poll rdma_cm
 # A shared queue of 16 buffers (limit event at 4) that a slowly polling
 # receiver drains: the limit event must grow it (up to 4x), and the burst
 # still arrives intact.
