@@ -71,7 +71,7 @@ enum openib_frag_kind {
     OPENIB_FRAG_SEND,
     OPENIB_FRAG_RECV,
     OPENIB_FRAG_RDMA,
-    OPENIB_FRAG_CREDIT,
+    OPENIB_FRAG_MARKER,   /* teardown: its completion ends a QP's work (btl_openib_teardown.c) */
 };
 
 /* What a free list's item initializer needs to know about its list. */
@@ -153,9 +153,11 @@ struct openib_eager_rdma {
     uint32_t peer_returned;    /* slots the peer consumed, ever (learned) */
 };
 
-/* Credit mailbox entries: one per receive queue, then the eager ring's. */
+/* Credit mailbox entries: one per receive queue, then the eager ring's,
+ * then the word a closing peer sets (btl_openib_teardown.c). */
 #define OPENIB_MAILBOX_EAGER OPENIB_MAX_QUEUES
-#define OPENIB_MAILBOX_ENTRIES (OPENIB_MAX_QUEUES + 1)
+#define OPENIB_MAILBOX_CLOSED (OPENIB_MAX_QUEUES + 1)
+#define OPENIB_MAILBOX_ENTRIES (OPENIB_MAX_QUEUES + 2)
 
 
 struct mca_btl_base_endpoint_t {
@@ -173,6 +175,9 @@ struct mca_btl_base_endpoint_t {
     int num_qps;
     bool qps_created;
     bool is_self;                        /* loopback: QPs connected to themselves */
+    bool closing;                        /* being torn down: nothing new is posted */
+    bool quiesced;                       /* its QPs' work is all completed (teardown) */
+    int markers;                         /* teardown markers not completed yet */
     int32_t rdma_outstanding;            /* put/get/atomics not yet completed */
     bool stalled;
     int index;                           /* in module->endpoints */
@@ -239,6 +244,8 @@ int openib_modex_recv(opal_proc_t *proc, struct openib_modex_port *ports, int ma
 
 /* progress (btl_openib_progress.c) */
 int openib_component_progress(void);
+/* Poll m's CQ once and handle what completed; returns how many. */
+int openib_progress_cq(mca_btl_openib_module_t *m);
 /* Hand a received message to its owner: the PML's callback for PML tags,
  * ours for OPENIB_TAG_EAGER_RDMA. data/len: after our wire header; ep may
  * be NULL (XRC receives come from a node, not an endpoint). */

@@ -54,4 +54,8 @@ static inline int openib_async_poll(void)
  * PML's error callback runs, later sends return OPAL_ERR_UNREACH. */
 void openib_endpoint_fail(mca_btl_openib_endpoint_t *ep, int rc, const char *why);
 
+/* The same without telling anyone: the peer closed its side on purpose
+ * (it is finalizing), so this is the end, not a failure. */
+void openib_endpoint_close_quietly(mca_btl_openib_endpoint_t *ep);
+
 #endif

@@ -155,7 +155,7 @@ bool openib_credits_return(mca_btl_openib_endpoint_t *ep)
 
     /* Before the connection is up our QPs may not send yet; the
      * connection's completion calls this again (cb_connect_complete). */
-    if (ep->conn.state != OPENIB_CONN_CONNECTED || 0 == ep->peer_mailbox_rkey) {
+    if (ep->conn.state != OPENIB_CONN_CONNECTED || 0 == ep->peer_mailbox_rkey || ep->closing) {
         return true;
     }
     for (q = 0; q < ep->num_qps; ++q) {

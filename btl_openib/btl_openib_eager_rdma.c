@@ -97,7 +97,7 @@ void openib_eager_rdma_offer(mca_btl_openib_endpoint_t *ep)
 
     /* Not connected on our side yet (a responder can receive before its
      * handshake ends): the next message tries again. */
-    if (e->offered || ep->conn.state != OPENIB_CONN_CONNECTED) {
+    if (e->offered || ep->conn.state != OPENIB_CONN_CONNECTED || ep->closing) {
         return;
     }
     /* From here on one try per endpoint. Peers beyond eager_rdma_num keep

@@ -17,6 +17,7 @@
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_qp_state.h"
 #include "btl_openib/btl_openib_send.h"
+#include "btl_openib/btl_openib_teardown.h"
 #include "mca/btl_openib_params.h"
 
 static int create_mailbox(mca_btl_openib_endpoint_t *ep)
@@ -427,6 +428,7 @@ void openib_endpoint_destroy(mca_btl_openib_endpoint_t *ep)
     }
     OPENIB_VERBOSE(100, "destroying endpoint %s (%s)", ep->desc, openib_lazy_state_name(ep->conn.state));
     m = ep->module;
+    openib_endpoints_quiesce(&ep, 1); /* nothing in a CQ may refer to ep after this */
     if (ep->cpc) {
         openib_connect_endpoint_finalize(ep->cpc, &ep->cpc_ep);
     }

@@ -18,6 +18,7 @@
 #include "btl_openib/btl_openib_rdma.h"
 #include "btl_openib/btl_openib_reg.h"
 #include "btl_openib/btl_openib_send.h"
+#include "btl_openib/btl_openib_teardown.h"
 #include "mca/btl_openib_params.h"
 #include "hmem/openib_hmem_btl.h"
 
@@ -69,6 +70,8 @@ static int openib_del_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc
 {
     size_t i;
 
+    /* all at once, so their teardown waits overlap */
+    openib_endpoints_quiesce((mca_btl_openib_endpoint_t **) peers, (int) nprocs);
     for (i = 0; i < nprocs; ++i) {
         if (peers[i]) {
             openib_endpoint_destroy(peers[i]);

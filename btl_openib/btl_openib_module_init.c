@@ -14,6 +14,7 @@
 #include "btl_openib/btl_openib_async.h"
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_send.h"
+#include "btl_openib/btl_openib_teardown.h"
 #include "btl_openib/btl_openib_xrc.h"
 #include "mca/btl_openib_params.h"
 
@@ -181,6 +182,8 @@ int openib_module_fini(mca_btl_openib_module_t *m)
         return OPAL_SUCCESS; /* ob1's btl_finalize, then our component close */
     }
     m->finalized = true;
+    openib_endpoints_quiesce((mca_btl_openib_endpoint_t **) m->endpoints.addr,
+                             opal_pointer_array_get_size(&m->endpoints));
     for (i = 0; i < opal_pointer_array_get_size(&m->endpoints); ++i) {
         openib_endpoint_destroy(opal_pointer_array_get_item(&m->endpoints, i));
     }

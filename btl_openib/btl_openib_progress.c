@@ -11,6 +11,7 @@
 #include "btl_openib/btl_openib_credits.h"
 #include "btl_openib/btl_openib_eager_rdma.h"
 #include "btl_openib/btl_openib_send.h"
+#include "btl_openib/btl_openib_teardown.h"
 #include "btl_openib/btl_openib_wc.h"
 #include "btl_openib/btl_openib_xrc.h"
 #include "connect/cpc_oob.h"
@@ -66,9 +67,12 @@ static void handle_recv(mca_btl_openib_module_t *m, const struct openib_completi
     }
     openib_credits_from_hdr(ep, &hdr);
     openib_deliver(m, ep, hdr.tag, f->hdr + 1, c->length - sizeof(hdr));
-    /* Give the buffer back to the hardware, then owe the peer a credit. */
+    /* Give the buffer back to the hardware, then owe the peer a credit;
+     * a closing endpoint's per-peer buffers are not wanted any more. */
     f->ep = ep;
-    if (OPAL_LIKELY(OPAL_SUCCESS == openib_post_recv(m, ep, f))) {
+    if (OPAL_UNLIKELY(ep->closing) && openib_queue_is_pp(q)) {
+        openib_frag_return(f);
+    } else if (OPAL_LIKELY(OPAL_SUCCESS == openib_post_recv(m, ep, f))) {
         if (openib_queue_is_pp(q)) {
             ep->qps[q].reposted++;
             (void) openib_credits_return(ep);
@@ -94,6 +98,10 @@ static void handle_send_done(mca_btl_openib_module_t *m, const struct openib_com
     } else {
         openib_frag_t *f = OPENIB_WRID_FRAG(c->id);
         ep = f->ep;
+        if (OPAL_UNLIKELY(f->kind == OPENIB_FRAG_MARKER)) {
+            openib_teardown_marker_done(f); /* not counted against the WQEs */
+            return;
+        }
         openib_qp_reclaim(ep, OPENIB_WRID_FRAG_QP(c->id, f));
         openib_send_complete(f, c->status == IBV_WC_SUCCESS ? OPAL_SUCCESS : OPAL_ERROR);
     }
@@ -133,8 +141,17 @@ static void handle_error(mca_btl_openib_module_t *m, const struct openib_complet
     mca_btl_openib_endpoint_t *ep = c->ep;
     char what[160];
 
-    if (c->status == IBV_WC_WR_FLUSH_ERR) {
+    if (!(c->id & OPENIB_WRID_CTRL) && !c->is_recv &&
+        ((openib_frag_t *) OPENIB_WRID_FRAG(c->id))->kind == OPENIB_FRAG_MARKER) {
+        openib_teardown_marker_done(OPENIB_WRID_FRAG(c->id));
+        return;
+    }
+    if (c->status == IBV_WC_WR_FLUSH_ERR || (ep && ep->closing)) {
         /* QP going down: complete quietly, the async/teardown path reports. */
+    } else if (ep && openib_endpoint_peer_closed(ep)) {
+        /* the peer said goodbye (it is finalizing): the end, not a loss */
+        OPENIB_VERBOSE(10, "%s closed its side: %s", ep->desc, ibv_wc_status_str(c->status));
+        openib_endpoint_close_quietly(ep);
     } else {
         OPENIB_VERBOSE(1, "completion error on %s:%d: %s (%s, vendor error 0x%x)",
                        m->dev->name, m->port_num, ibv_wc_status_str(c->status),
@@ -157,7 +174,7 @@ static void handle_error(mca_btl_openib_module_t *m, const struct openib_complet
     }
 }
 
-static int poll_module(mca_btl_openib_module_t *m)
+int openib_progress_cq(mca_btl_openib_module_t *m)
 {
     struct ibv_wc wc[64];
     int n, i, batch = openib_params.poll_batch;
@@ -202,7 +219,7 @@ int openib_component_progress(void)
         if (m->num_eager) {
             count += openib_eager_rdma_poll(m);
         }
-        count += poll_module(m);
+        count += openib_progress_cq(m);
         if (OPAL_UNLIKELY(!opal_list_is_empty(&m->stalled))) {
             mca_btl_openib_endpoint_t *ep, *next;
             OPAL_LIST_FOREACH_SAFE (ep, next, &m->stalled, mca_btl_openib_endpoint_t) {

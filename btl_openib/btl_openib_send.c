@@ -163,7 +163,7 @@ int openib_post_frag(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
     struct openib_ep_qp *qp = &ep->qps[f->qp];
 
     f->ep = ep;
-    if (OPAL_UNLIKELY(ep->conn.state == OPENIB_CONN_FAILED)) {
+    if (OPAL_UNLIKELY(ep->conn.state == OPENIB_CONN_FAILED || ep->closing)) {
         return OPAL_ERR_UNREACH;
     }
     /* Small enough for the peer's eager ring, and nothing waits before it. */

@@ -1,0 +1,220 @@
+/*
+ * btl_openib_teardown.c - closing an endpoint that may have work in flight.
+ *
+ * Every work request posted on an endpoint's QPs ends as a completion in
+ * the port's CQ, successful or flushed, and that completion names the
+ * endpoint or one of its fragments. Destroying the QPs and freeing the
+ * endpoint before those completions are polled hands progress freed
+ * memory. So, before the QPs go:
+ *  1. Goodbye. On each QP of a connected endpoint, a signaled RDMA write
+ *     sets the peer's mailbox word OPENIB_MAILBOX_CLOSED. Its completion
+ *     means everything posted before it on that QP has completed too (RC
+ *     completes in order). The peer, which may still have a credit write to
+ *     us in flight, reads the word when that write fails and takes it as
+ *     the end it is, not as a lost connection.
+ *  2. Flush. Every QP goes to ERR, and a send marker is posted behind what
+ *     is left on it; the device completes it last.
+ *  3. Progress polls the CQs until every goodbye and marker is in.
+ * Endpoints are closed in batches (all of del_procs' or of a module), so
+ * the waits overlap; each is bounded by the transport's own retry budget
+ * (a live peer's NIC acknowledges in microseconds; a dead one is given up
+ * on after ib_timeout x retries), so teardown never hangs.
+ */
+#include "opal_config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "opal/constants.h"
+
+#include "btl_openib/btl_openib_credits.h"
+#include "btl_openib/btl_openib_frag.h"
+#include "btl_openib/btl_openib_send.h"
+#include "btl_openib/btl_openib_teardown.h"
+#include "mca/btl_openib_params.h"
+
+/* The transport gives up on an unanswered request after
+ * 4.096 us * 2^ib_timeout per try and ib_retry_count + 1 tries; a second on
+ * top covers flushes, and 10 s caps what a huge ib_timeout would allow. */
+static long wait_budget_ms(void)
+{
+    double per_try_ms = 4.096e-3 * (double) (1ull << (openib_params.ib_timeout & 31));
+    double ms = per_try_ms * (openib_params.ib_retry_count + 1) + 1000.0;
+
+    return ms > 10000.0 ? 10000 : (long) ms;
+}
+
+static long now_ms(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long) t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static openib_frag_t *marker(mca_btl_openib_endpoint_t *ep, int q)
+{
+    openib_frag_t *f = openib_frag_alloc_rdma(ep->module);
+
+    if (f) {
+        f->kind = OPENIB_FRAG_MARKER;
+        f->ep = ep;
+        f->qp = (uint8_t) q;
+        ep->markers++;
+    }
+    return f;
+}
+
+void openib_teardown_marker_done(openib_frag_t *f)
+{
+    f->ep->markers--;
+    f->kind = OPENIB_FRAG_RDMA; /* its free list's kind */
+    openib_frag_return(f);
+}
+
+/* Step 1 on queue q: a signaled write of 1 into the peer's closed word. */
+static void say_goodbye(mca_btl_openib_endpoint_t *ep, int q)
+{
+    static const uint32_t one = 1;
+    openib_frag_t *f = marker(ep, q);
+    struct ibv_send_wr *bad;
+
+    if (NULL == f) {
+        return;
+    }
+    f->sge[0] = (struct ibv_sge) { .addr = (uintptr_t) &one, .length = sizeof(one) };
+    f->swr = (struct ibv_send_wr) {
+        .wr_id = (uintptr_t) f,
+        .sg_list = f->sge,
+        .num_sge = 1,
+        .opcode = IBV_WR_RDMA_WRITE,
+        .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+        .wr.rdma = {
+            .remote_addr = ep->peer_mailbox_addr + OPENIB_MAILBOX_CLOSED * sizeof(uint32_t),
+            .rkey = ep->peer_mailbox_rkey,
+        },
+    };
+    if (ep->module->max_inline < sizeof(one)) {
+        openib_teardown_marker_done(f); /* no inline room: skip the courtesy, keep the flush */
+        return;
+    }
+    /* the WQE held back for credit writes is free for this: no more credits */
+    if (ep->qps[q].sd_wqe <= 0 || ibv_post_send(ep->qps[q].qp, &f->swr, &bad)) {
+        openib_teardown_marker_done(f);
+    }
+}
+
+/* Step 2 on queue q: error state, then a send marker behind everything.
+ * (Receive queues are not waited for: not every device flushes them, and a
+ * receive completion that comes after the endpoint is gone finds no
+ * endpoint for its QP number and only returns its buffer.) */
+static void flush(mca_btl_openib_endpoint_t *ep, int q)
+{
+    struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+    struct ibv_qp *qp = ep->qps[q].qp;
+    struct ibv_send_wr *bad;
+    openib_frag_t *f;
+
+    if (ibv_modify_qp(qp, &a, IBV_QP_STATE)) {
+        OPENIB_VERBOSE(1, "moving a QP of %s to the error state failed: %s", ep->desc,
+                       strerror(errno));
+        return;
+    }
+    if (NULL != (f = marker(ep, q))) {
+        f->swr = (struct ibv_send_wr) {
+            .wr_id = (uintptr_t) f,
+            .opcode = IBV_WR_SEND,
+            .send_flags = IBV_SEND_SIGNALED,
+        };
+        if (ibv_post_send(qp, &f->swr, &bad)) {
+            openib_teardown_marker_done(f);
+        }
+    }
+}
+
+/* Step 3: progress until the endpoints' markers are all back, or the budget
+ * is out (one budget for the whole batch). For goodbyes, a peer that said
+ * its own goodbye meanwhile needs ours no more: it is closing too, and its
+ * QP may already be gone, so ours would only end in a retry timeout; the
+ * flush collects it. */
+static void wait_markers(mca_btl_openib_endpoint_t **eps, int n, bool goodbyes, const char *what)
+{
+    long deadline = now_ms() + wait_budget_ms();
+    int i, left;
+
+    for (;;) {
+        for (i = 0, left = 0; i < n; ++i) {
+            if (eps[i] && !(goodbyes && openib_endpoint_peer_closed(eps[i]))) {
+                left += eps[i]->markers;
+            }
+        }
+        if (0 == left) {
+            return;
+        }
+        for (i = 0; i < n; ++i) {
+            /* each module once is enough; a module polled twice costs nothing */
+            if (eps[i] && eps[i]->markers) {
+                (void) openib_progress_cq(eps[i]->module);
+            }
+        }
+        if (now_ms() > deadline) {
+            OPENIB_VERBOSE(1, "closing %d endpoint(s): %d %s did not complete within %ld ms; going on",
+                           n, left, what, wait_budget_ms());
+            return;
+        }
+    }
+}
+
+/* Whether this endpoint has QPs of its own to close (XRC endpoints share
+ * their node's send QP, btl_openib_xrc.c). */
+static bool owns_qps(const mca_btl_openib_endpoint_t *ep)
+{
+    return ep && ep->qps_created && !ep->xrc && !ep->quiesced;
+}
+
+void openib_endpoints_quiesce(mca_btl_openib_endpoint_t **eps, int n)
+{
+    bool any = false;
+    int i, q;
+
+    for (i = 0; i < n; ++i) {
+        mca_btl_openib_endpoint_t *ep = eps[i];
+
+        if (NULL == ep) {
+            continue;
+        }
+        ep->closing = true;
+        if (owns_qps(ep) && ep->conn.state == OPENIB_CONN_CONNECTED && !ep->is_self &&
+            ep->peer_mailbox_rkey && !openib_endpoint_peer_closed(ep)) {
+            for (q = 0; q < ep->num_qps; ++q) {
+                say_goodbye(ep, q);
+            }
+            any = true;
+        }
+    }
+    if (any) {
+        wait_markers(eps, n, true, "goodbyes");
+    }
+    for (i = 0; i < n; ++i) {
+        if (!owns_qps(eps[i])) {
+            continue;
+        }
+        for (q = 0; q < eps[i]->num_qps; ++q) {
+            if (eps[i]->qps[q].qp) {
+                flush(eps[i], q);
+            }
+        }
+    }
+    wait_markers(eps, n, false, "flush markers");
+    for (i = 0; i < n; ++i) {
+        if (eps[i]) {
+            eps[i]->quiesced = true;
+        }
+    }
+}
+
+bool openib_endpoint_peer_closed(const mca_btl_openib_endpoint_t *ep)
+{
+    return NULL != ep->mailbox && 0 != ep->mailbox[OPENIB_MAILBOX_CLOSED];
+}

@@ -1,0 +1,24 @@
+/*
+ * btl_openib_teardown.h - closing an endpoint with work in flight
+ * (btl_openib_teardown.c).
+ */
+#ifndef BTL_OPENIB_TEARDOWN_H
+#define BTL_OPENIB_TEARDOWN_H
+
+#include <stdbool.h>
+
+#include "btl_openib/btl_openib_frag.h"
+
+/* Say goodbye to the peers, flush every QP of the n endpoints (NULLs are
+ * skipped) and poll until all their work requests have completed
+ * (bounded). After it nothing in a CQ refers to them, their QPs may be
+ * destroyed, and nothing new is posted on them. */
+void openib_endpoints_quiesce(mca_btl_openib_endpoint_t **eps, int n);
+
+/* A teardown marker's completion (progress calls it). */
+void openib_teardown_marker_done(openib_frag_t *f);
+
+/* Whether the peer said goodbye: errors on ep are then the expected end. */
+bool openib_endpoint_peer_closed(const mca_btl_openib_endpoint_t *ep);
+
+#endif
