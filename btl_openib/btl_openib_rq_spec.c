@@ -86,17 +86,18 @@ static int parse_one(char *tok, struct openib_rq *q, char *why, size_t why_len)
         }
         nf++;
     }
+    /* a bad size first: it is what the user wrote first */
+    if (nf >= 1 && (f[0] < OPENIB_RQ_MIN_SIZE || f[0] > OPENIB_RQ_MAX_SIZE)) {
+        snprintf(why, why_len, "<size> %s is out of range: buffer size must be between %u and %u bytes",
+                 txt[0], OPENIB_RQ_MIN_SIZE, OPENIB_RQ_MAX_SIZE);
+        return -1;
+    }
     if (nf < 2) {
         snprintf(why, why_len, "a queue needs at least <size>,<count>");
         return -1;
     }
     q->size = f[0];
     q->count = f[1];
-    if (q->size < OPENIB_RQ_MIN_SIZE || q->size > OPENIB_RQ_MAX_SIZE) {
-        snprintf(why, why_len, "<size> %s is out of range: buffer size must be between %u and %u bytes",
-                 txt[0], OPENIB_RQ_MIN_SIZE, OPENIB_RQ_MAX_SIZE);
-        return -1;
-    }
     if (q->count < 2) {
         snprintf(why, why_len, "a queue needs at least 2 buffers");
         return -1;

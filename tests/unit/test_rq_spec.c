@@ -77,6 +77,7 @@ int main(void)
     /* out of range is said as such, with the maximum (not "not an integer") */
     expect_error("S,4294967296,4", "S,4294967296,4",
                  "<size> 4294967296 is out of range: buffer size must be between 64 and 1073741824");
+    expect_error("S,4294967296", "S,4294967296", "<size> 4294967296 is out of range");
     expect_error("S,99999999999999999999999,4", "S,99999", "<size> 99999999999999999999999 is out of range");
     expect_error("S,1073741825,4", "S,1073741825,4", "between 64 and 1073741824 bytes");
     expect_error("S,4096,4294967296", "S,4096,4294967296", "<count> 4294967296 is out of range");
