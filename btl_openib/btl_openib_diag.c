@@ -130,6 +130,10 @@ int openib_diag_check_memory(const struct openib_rq_spec *rq)
 {
     uint64_t need = openib_params_startup_bytes(rq, openib_params.free_list_num);
     uint64_t ram = node_memory();
+    /* openib is of use only once it connects a peer */
+    uint64_t need_one_peer = need + openib_params_per_peer_bytes(rq, openib_params.eager_rdma_num,
+                                                                 openib_params.eager_rdma_slots,
+                                                                 openib_params.eager_rdma_slot_size);
     char start[32], peer[32], have[64], num[16];
     rlim_t limit;
 
@@ -144,16 +148,16 @@ int openib_diag_check_memory(const struct openib_rq_spec *rq)
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     memlock_text(have, sizeof(have), &limit);
-    if (RLIM_INFINITY == limit || (uint64_t) limit >= need || !memlock_applies()) {
+    if (RLIM_INFINITY == limit || (uint64_t) limit >= need_one_peer || !memlock_applies()) {
         return OPAL_SUCCESS;
     }
     if (openib_diag_named()) {
         openib_show_help("locked-memory", true, opal_process_info.nodename, have, start, peer,
                          "before registering anything: the limit is below what one port "
-                         "needs at start-up");
+                         "and one peer need");
     } else {
-        OPENIB_VERBOSE(1, "locked-memory limit %s is below the %s one port needs; openib disabled",
-                       have, start);
+        OPENIB_VERBOSE(1, "locked-memory limit %s is below what one port (%s) and one peer (%s) "
+                       "need; openib disabled", have, start, peer);
     }
     return OPAL_ERR_OUT_OF_RESOURCE;
 }

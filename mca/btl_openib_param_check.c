@@ -299,7 +299,7 @@ uint64_t openib_params_startup_bytes(const struct openib_rq_spec *rq, int64_t fr
 uint64_t openib_params_per_peer_bytes(const struct openib_rq_spec *rq, int64_t eager_rdma_num,
                                       int64_t eager_slots, int64_t eager_slot_size)
 {
-    uint64_t total = 0;
+    uint64_t total = 2 * 4096; /* the credit mailbox and its source, a page each */
     int q;
 
     for (q = 0; q < rq->num; ++q) {

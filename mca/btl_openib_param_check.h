@@ -65,8 +65,9 @@ int openib_params_check(openib_param_get_fn get, void *ctx, const struct openib_
                         struct openib_param_error *err, struct openib_param_effective *eff);
 
 /* Bytes one port registers at start-up (fragment lists and shared receive
- * queues), and what each connected peer adds (its P-queue buffers, and an
- * eager-RDMA ring when it gets one). Saturates instead of overflowing. */
+ * queues), and what each connected peer adds (its P-queue buffers, the
+ * credit mailbox, and an eager-RDMA ring when it gets one). Saturates
+ * instead of overflowing. */
 uint64_t openib_params_startup_bytes(const struct openib_rq_spec *rq, int64_t free_list_num);
 uint64_t openib_params_per_peer_bytes(const struct openib_rq_spec *rq, int64_t eager_rdma_num,
                                       int64_t eager_slots, int64_t eager_slot_size);

@@ -128,6 +128,8 @@ maxmsg=$((${maxmsg:-0}))
 if [ "$maxmsg" -gt 0 ] && [ "$maxmsg" -lt 4294967295 ]; then
 	expect_device_limit get-limit-port btl_openib_get_limit $((maxmsg + 1)) "1 to $maxmsg" \
 		--mca btl_openib_get_limit $((maxmsg + 1))
+else
+	note "get-limit-port: $dev's max_msg_sz ($maxmsg) is not below 2^32-1; not testable here"
 fi
 
 # --- receive_queues ------------------------------------------------------------------------
@@ -156,7 +158,7 @@ expect_help no-port 'names a device or port that does not exist' \
 WRAP=(setpriv --bounding-set -ipc_lock -- bash -c 'ulimit -l 64 && exec "$@"' memlock)
 expect_help ulimit-64 'cannot register \(pin\) the memory it needs: the$' \
 	'^ +Locked-memory limit \(ulimit -l\): +64 KiB \(ulimit -l: 64\)$' \
-	'^ +Needed at start-up, per port: +about [0-9.]+ MiB$' -- 
+	'^ +Needed at start-up, per port: +about [0-9.]+ MiB$' --
 WRAP=()
 PROG=("$tl" multiple)
 expect_help thread-multiple 'does not support MPI_THREAD_MULTIPLE yet' \

@@ -280,8 +280,8 @@ int main(void)
                                                    sizeof(bad), why, sizeof(why)));
         want = (64 + 64) * 256ull + (64 + 256) * 4096ull + (64 + 64) * 65536ull;
         CHECK(want == openib_params_startup_bytes(&rq, 64));
-        CHECK(64 * 256ull + 32 * 2048ull == openib_params_per_peer_bytes(&rq, 16, 32, 2048));
-        CHECK(64 * 256ull == openib_params_per_peer_bytes(&rq, 0, 32, 2048));
+        CHECK(8192 + 64 * 256ull + 32 * 2048ull == openib_params_per_peer_bytes(&rq, 16, 32, 2048));
+        CHECK(8192 + 64 * 256ull == openib_params_per_peer_bytes(&rq, 0, 32, 2048));
         CHECK(OPAL_SUCCESS == openib_rq_spec_parse("S,1073741824,4", &rq, bad, sizeof(bad), why,
                                                    sizeof(why)));
         CHECK((64 + 4) * (1ull << 30) == openib_params_startup_bytes(&rq, 64));
