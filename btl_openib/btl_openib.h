@@ -42,6 +42,8 @@ struct openib_device {
     bool xrc;
     struct ibv_xrcd *xrcd;               /* XRC: the node-wide domain (btl_openib_xrc.c) */
     int xrcd_fd;                         /* XRC: its file, open while the domain is */
+    int reg_errno;                       /* the last ibv_reg_mr failure, for the user */
+    size_t reg_failed_bytes;
 };
 
 /* Our registration: the rcache's record plus the verbs MR behind it. */
@@ -210,6 +212,7 @@ struct mca_btl_openib_component {
     int num_pp;
     int output;                          /* opal_output stream for verbose */
     struct openib_hmem_object *hmem_root;
+    bool told_user;                      /* a help text already said why openib stops */
 };
 typedef struct mca_btl_openib_component mca_btl_openib_component_t;
 

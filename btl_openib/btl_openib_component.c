@@ -14,8 +14,9 @@
 
 #include "openib_config.h"
 #include "btl_openib/btl_openib.h"
-#include "btl_openib/btl_openib_eager_layout.h"
+#include "btl_openib/btl_openib_diag.h"
 #include "btl_openib/btl_openib_hmem_glue.h"
+#include "mca/btl_openib_param_check.h"
 #include "mca/btl_openib_params.h"
 
 static int openib_register(void);
@@ -52,6 +53,22 @@ void openib_show_help(const char *topic, bool want_error_header, ...)
     va_start(ap, want_error_header);
     opal_show_vhelp("help-btl-openib.txt", topic, want_error_header, ap);
     va_end(ap);
+    mca_btl_openib_component.told_user = true;
+}
+
+/* Our help texts live outside Open MPI's data directory: installed next to
+ * the component's share dir, or in the source tree for a build tree. Added
+ * before anything of ours can show one: registration already loads the CPC
+ * plug-ins, which report a bad path through help-btl-openib-cpc.txt. */
+static void add_help_dirs(void)
+{
+    static bool added;
+
+    if (!added) {
+        opal_show_help_add_dir(OPENIB_HELP_DIR_INSTALLED);
+        opal_show_help_add_dir(OPENIB_HELP_DIR_SRCTREE);
+        added = true;
+    }
 }
 
 static int openib_register(void)
@@ -60,6 +77,7 @@ static int openib_register(void)
     mca_btl_openib_module_t *t = (mca_btl_openib_module_t *) &openib_module_template;
     int rc;
 
+    add_help_dirs();
     rc = openib_params_register(c);
     if (OPAL_SUCCESS != rc) {
         return rc;
@@ -80,10 +98,7 @@ static int openib_register(void)
 
 static int openib_open(void)
 {
-    /* Our help texts live outside Open MPI's data directory: installed next
-     * to the component's share dir, or in the source tree for a build tree. */
-    opal_show_help_add_dir(OPENIB_HELP_DIR_INSTALLED);
-    opal_show_help_add_dir(OPENIB_HELP_DIR_SRCTREE);
+    add_help_dirs();
     if (openib_params.verbose > 0) {
         mca_btl_openib_component.output = opal_output_open(NULL);
         opal_output_set_verbosity(mca_btl_openib_component.output, openib_params.verbose);
@@ -106,42 +121,26 @@ static int openib_close(void)
     return OPAL_SUCCESS;
 }
 
-/* One eager-RDMA setting against its valid range; shows why it is not. */
-static bool eager_param_ok(const char *name, int value, int lo, int hi, bool multiple_of_8,
-                           const char *valid)
+/* Every numeric parameter against its range, the receive queues, and the
+ * relations between them (mca/btl_openib_param_check.c). */
+static int check_params(void)
 {
-    if (value >= lo && value <= hi && (!multiple_of_8 || value % 8 == 0)) {
-        return true;
-    }
-    openib_show_help("bad-eager-rdma", true, name, opal_process_info.nodename, value, valid);
-    return false;
-}
-
-static int check_eager_rdma_params(void)
-{
-    if (!eager_param_ok("eager_rdma_num", openib_params.eager_rdma_num, 0, 65536, false,
-                        "0 (off) to 65536 peers per port") ||
-        !eager_param_ok("eager_rdma_threshold", openib_params.eager_rdma_threshold, 1, INT32_MAX,
-                        false, "1 or more messages") ||
-        !eager_param_ok("eager_rdma_slots", openib_params.eager_rdma_slots,
-                        OPENIB_EAGER_MIN_SLOTS, OPENIB_EAGER_MAX_SLOTS, false, "2 to 4096 slots") ||
-        !eager_param_ok("eager_rdma_slot_size", openib_params.eager_rdma_slot_size,
-                        OPENIB_EAGER_MIN_SLOT, OPENIB_EAGER_MAX_SLOT, true,
-                        "a multiple of 8 from 64 to 65536 bytes")) {
-        return OPAL_ERR_BAD_PARAM;
-    }
-    return OPAL_SUCCESS;
-}
-
-static int check_selection_params(void)
-{
-    char bad[128], why[160];
+    mca_btl_openib_module_t *t = (mca_btl_openib_module_t *) &openib_module_template;
+    struct openib_param_effective eff;
+    struct openib_param_error err;
+    char bad[128], why[240];
     int rc;
 
     if (openib_params.if_include && *openib_params.if_include && openib_params.if_exclude &&
         *openib_params.if_exclude) {
         openib_show_help("include-and-exclude", true, opal_process_info.nodename,
                          openib_params.if_include, openib_params.if_exclude);
+        return OPAL_ERR_BAD_PARAM;
+    }
+    /* Open MPI stores an empty string as NULL */
+    if (NULL == openib_params.receive_queues || '\0' == openib_params.receive_queues[0]) {
+        openib_show_help("receive-queues-empty", true, opal_process_info.nodename,
+                         OPENIB_DEFAULT_RECEIVE_QUEUES);
         return OPAL_ERR_BAD_PARAM;
     }
     rc = openib_rq_spec_parse(openib_params.receive_queues, &mca_btl_openib_component.rq, bad,
@@ -151,6 +150,15 @@ static int check_selection_params(void)
                          openib_params.receive_queues, bad, why);
         return rc;
     }
+    rc = openib_params_check(openib_params_get, NULL, &mca_btl_openib_component.rq, &err, &eff);
+    if (OPAL_SUCCESS != rc) {
+        openib_show_help("param-out-of-range", true, err.name, opal_process_info.nodename,
+                         err.value, err.range, err.why);
+        return rc;
+    }
+    /* Every module starts from the template: fit its send sizes to the queues. */
+    t->super.btl_max_send_size = (size_t) eff.max_send_size;
+    t->super.btl_eager_limit = (size_t) eff.eager_limit;
     /* Credits are per P queue: list them once for the send path. */
     mca_btl_openib_component.num_pp = 0;
     for (int q = 0; q < mca_btl_openib_component.rq.num; ++q) {
@@ -158,7 +166,7 @@ static int check_selection_params(void)
             mca_btl_openib_component.pp_queue[mca_btl_openib_component.num_pp++] = q;
         }
     }
-    return check_eager_rdma_params();
+    return OPAL_SUCCESS;
 }
 
 static mca_btl_base_module_t **openib_init(int *num_btls, bool enable_progress_threads,
@@ -170,14 +178,21 @@ static mca_btl_base_module_t **openib_init(int *num_btls, bool enable_progress_t
     *num_btls = 0;
     OPENIB_VERBOSE(10, "%s initializing", openib_params.version);
 
+    mca_btl_openib_component.told_user = false;
     /* The data path takes no locks yet: under MPI_THREAD_MULTIPLE step
      * aside rather than corrupt state (other BTLs carry the traffic). */
     if (enable_mpi_threads) {
+        if (openib_diag_named()) {
+            openib_show_help("thread-multiple", true, opal_process_info.nodename);
+        }
         OPENIB_VERBOSE(1, "MPI_THREAD_MULTIPLE is not supported yet; openib disabled");
         return NULL;
     }
-    /* User errors first, so a bad setting fails fast even with no device. */
-    if (OPAL_SUCCESS != check_selection_params() || OPAL_SUCCESS != openib_connect_init()) {
+    /* User errors first, so a bad setting fails fast even with no device;
+     * then what must come before any verbs resource exists. */
+    if (OPAL_SUCCESS != check_params() || OPAL_SUCCESS != openib_diag_fork_support() ||
+        OPAL_SUCCESS != openib_diag_check_memory(&mca_btl_openib_component.rq) ||
+        OPAL_SUCCESS != openib_connect_init()) {
         return NULL;
     }
     rc = openib_hmem_glue_init();
@@ -186,7 +201,8 @@ static mca_btl_base_module_t **openib_init(int *num_btls, bool enable_progress_t
     }
     rc = openib_devices_open();
     if (OPAL_SUCCESS != rc || 0 == mca_btl_openib_component.num_modules) {
-        /* openib_devices_open said why at verbose level */
+        /* openib_devices_open said why (a help text when openib was asked
+         * for by name, or a setting was wrong; else at verbose level) */
         openib_devices_close();
         return NULL;
     }

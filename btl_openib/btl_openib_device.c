@@ -16,6 +16,8 @@
 #include "btl_openib/btl_openib.h"
 #include "btl_openib/btl_openib_async.h"
 #include "btl_openib/btl_openib_reg.h"
+#include "btl_openib/btl_openib_diag.h"
+#include "btl_openib/btl_openib_limits.h"
 #include "btl_openib/btl_openib_hmem_glue.h"
 #include "btl_openib/btl_openib_xrc.h"
 #include "mca/btl_openib_params.h"
@@ -168,6 +170,11 @@ static int add_module(struct openib_device *dev, uint8_t port, const struct ibv_
     m->dev = dev;
     m->port_num = port;
     m->port_attr = *pa;
+    rc = openib_limits_check_port(m);
+    if (OPAL_SUCCESS != rc) {
+        free(m);
+        return rc;
+    }
     m->gid_index = pick_gid_index(dev->ctx, port, pa, &m->gid, &m->ipv4);
     if (m->gid_index < 0) {
         OPENIB_VERBOSE(1, "%s:%d: cannot read GID table; port skipped", dev->name, port);
@@ -176,8 +183,12 @@ static int add_module(struct openib_device *dev, uint8_t port, const struct ibv_
     }
     m->index = mca_btl_openib_component.num_modules;
     dev->refcount++;
+    dev->reg_errno = 0;
     rc = openib_module_init(m);
     if (OPAL_SUCCESS != rc) {
+        if (dev->reg_errno) {
+            openib_diag_registration_failed(dev);
+        }
         dev->refcount--;
         free(m);
         return rc;
@@ -212,13 +223,22 @@ int openib_devices_open(void)
 
     list = ibv_get_device_list(&ndev);
     if (NULL == list || 0 == ndev) {
+        char why[160];
+
+        snprintf(why, sizeof(why), "No verbs device was found (%s).",
+                 list ? "ibv_get_device_list returned none" : strerror(errno));
         OPENIB_VERBOSE(1, "no verbs devices found (%s); openib disabled",
                        list ? "ibv_get_device_list returned none"
                             : strerror(errno));
         if (list) {
             ibv_free_device_list(list);
         }
+        openib_diag_no_usable_port(why);
         return OPAL_ERR_NOT_AVAILABLE;
+    }
+    if (OPAL_SUCCESS != openib_diag_check_if_include(list, ndev)) {
+        ibv_free_device_list(list);
+        return OPAL_ERR_NOT_FOUND;
     }
     mca_btl_openib_component.devices = calloc(ndev, sizeof(struct openib_device *));
     if (NULL == mca_btl_openib_component.devices) {
@@ -259,12 +279,18 @@ int openib_devices_open(void)
                                pa.state);
                 continue;
             }
-            add_module(dev, p, &pa);
+            if (OPAL_ERR_BAD_PARAM == add_module(dev, p, &pa) &&
+                mca_btl_openib_component.told_user) {
+                /* a setting beyond this port's limits: the user was told */
+                ibv_free_device_list(list);
+                return OPAL_ERR_BAD_PARAM;
+            }
         }
     }
     ibv_free_device_list(list);
     if (0 == mca_btl_openib_component.num_modules) {
         OPENIB_VERBOSE(1, "no usable active port on %d verbs device(s); openib disabled", ndev);
+        openib_diag_no_usable_port(NULL);
         return OPAL_ERR_NOT_AVAILABLE;
     }
     return openib_async_start(); /* without it a port going down would go unnoticed */

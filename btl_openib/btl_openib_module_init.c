@@ -13,6 +13,8 @@
 #include "btl_openib/btl_openib.h"
 #include "btl_openib/btl_openib_async.h"
 #include "btl_openib/btl_openib_frag.h"
+#include "btl_openib/btl_openib_limits.h"
+#include "btl_openib/btl_openib_qp_state.h"
 #include "btl_openib/btl_openib_send.h"
 #include "btl_openib/btl_openib_teardown.h"
 #include "btl_openib/btl_openib_xrc.h"
@@ -89,27 +91,69 @@ static int query_cpcs(mca_btl_openib_module_t *m)
     return openib_connect_query_port(p, m->cpcs, OPENIB_MAX_CPCS, &m->num_cpcs);
 }
 
-/* The largest inline size the device accepts, found with a probe QP since
- * verbs has no query for it. */
+/* The largest inline size the device accepts for `want` (or for 512 when
+ * max_inline_data is -1), found with probe QPs since verbs has no query
+ * for it: halving until one is created, then a binary search between the
+ * last size refused and the first accepted, so an error can name the limit. */
 static uint32_t probe_max_inline(mca_btl_openib_module_t *m)
 {
     uint32_t want = openib_params.max_inline_data < 0 ? 512 : (uint32_t) openib_params.max_inline_data;
+    uint32_t refused = 0, got = 0, lo, hi;
 
-    while (want > 0) {
+    for (;;) {
         struct ibv_qp_init_attr ia = {
             .send_cq = m->cq, .recv_cq = m->cq, .qp_type = IBV_QPT_RC,
             .cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1,
                      .max_inline_data = want },
         };
-        struct ibv_qp *qp = ibv_create_qp(m->dev->pd, &ia);
+        struct ibv_qp *qp = want ? ibv_create_qp(m->dev->pd, &ia) : NULL;
+
         if (qp) {
-            want = ia.cap.max_inline_data;
+            got = ia.cap.max_inline_data;
             ibv_destroy_qp(qp);
-            return want;
+            break;
         }
+        if (0 == want) {
+            return 0;
+        }
+        refused = want;
         want /= 2;
     }
-    return 0;
+    if (0 == refused || openib_params.max_inline_data < 0) {
+        return got;
+    }
+    for (lo = want, hi = refused; hi - lo > 1;) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        struct ibv_qp_init_attr ia = {
+            .send_cq = m->cq, .recv_cq = m->cq, .qp_type = IBV_QPT_RC,
+            .cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1,
+                     .max_inline_data = mid },
+        };
+        struct ibv_qp *qp = ibv_create_qp(m->dev->pd, &ia);
+
+        if (qp) {
+            lo = mid;
+            ibv_destroy_qp(qp);
+        } else {
+            hi = mid;
+        }
+    }
+    return lo > got ? lo : got;
+}
+
+/* Room in the CQ for the completions of the shared queues' buffers. */
+static int reserve_srq_completions(mca_btl_openib_module_t *m)
+{
+    const struct openib_rq_spec *rq = &mca_btl_openib_component.rq;
+    int q, need = 0;
+
+    for (q = 0; q < rq->num; ++q) {
+        if (rq->q[q].type != OPENIB_RQ_PP) {
+            uint32_t n = rq->q[q].count;
+            need += (int) (n > (uint32_t) m->dev->attr.max_srq_wr ? (uint32_t) m->dev->attr.max_srq_wr : n);
+        }
+    }
+    return openib_cq_reserve(m, need);
 }
 
 int openib_module_init(mca_btl_openib_module_t *m)
@@ -122,9 +166,7 @@ int openib_module_init(mca_btl_openib_module_t *m)
     opal_hash_table_init(&m->qp_map, 256);
     OBJ_CONSTRUCT(&m->stalled, opal_list_t);
 
-    if (cqe > m->dev->attr.max_cqe) {
-        cqe = m->dev->attr.max_cqe;
-    }
+    /* openib_limits_check_port() fitted cq_size to the device */
     m->cq = ibv_create_cq(m->dev->ctx, cqe, NULL, NULL, 0);
     if (NULL == m->cq) {
         OPENIB_VERBOSE(1, "%s:%d: ibv_create_cq(%d) failed: %s", m->dev->name, m->port_num, cqe,
@@ -135,10 +177,14 @@ int openib_module_init(mca_btl_openib_module_t *m)
     m->max_inline = probe_max_inline(m);
     OPENIB_VERBOSE(10, "%s:%d: up to %u bytes inline in a work request", m->dev->name, m->port_num,
                    m->max_inline);
-    for (rc = 0; rc < mca_btl_openib_component.rq.num; ++rc) {
-        if (mca_btl_openib_component.rq.q[rc].type != OPENIB_RQ_PP) {
-            m->cq_used += mca_btl_openib_component.rq.q[rc].count; /* SRQ buffers */
-        }
+    rc = openib_limits_check_inline(m, m->max_inline);
+    if (OPAL_SUCCESS != rc) {
+        goto err;
+    }
+    /* a small cq_size grows to hold what the shared queues post */
+    rc = reserve_srq_completions(m);
+    if (OPAL_SUCCESS != rc) {
+        goto err;
     }
     rc = openib_frag_lists_init(m);
     m->frags_ready = true; /* even partly: fini destructs what was built */
@@ -155,14 +201,12 @@ int openib_module_init(mca_btl_openib_module_t *m)
     }
     rc = query_cpcs(m);
     if (OPAL_SUCCESS != rc) {
-        goto err; /* the framework already told the user which CPCs declined */
+        /* the framework already told the user which CPCs declined */
+        mca_btl_openib_component.told_user = true;
+        goto err;
     }
-    m->super.btl_max_send_size =
-        mca_btl_openib_component.rq.q[mca_btl_openib_component.rq.num - 1].size -
-        sizeof(struct openib_hdr);
-    if (m->super.btl_eager_limit > m->super.btl_max_send_size) {
-        m->super.btl_eager_limit = m->super.btl_max_send_size;
-    }
+    /* btl_max_send_size and btl_eager_limit came from the template, fitted
+     * to the receive queues by the start-up check. */
     if (m->dev->attr.atomic_cap == IBV_ATOMIC_NONE) {
         m->super.btl_flags &= ~(MCA_BTL_FLAGS_ATOMIC_FOPS | MCA_BTL_FLAGS_ATOMIC_OPS);
         m->super.btl_atomic_flags = 0;

@@ -180,7 +180,7 @@ static int rdma_common(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, 
     mca_btl_openib_module_t *m = (mca_btl_openib_module_t *) btl;
     openib_frag_t *f;
 
-    if (OPAL_UNLIKELY(size > btl->btl_get_limit)) {
+    if (OPAL_UNLIKELY(size > (op == IBV_WR_RDMA_WRITE ? btl->btl_put_limit : btl->btl_get_limit))) {
         return OPAL_ERR_NOT_AVAILABLE;
     }
     if (OPAL_UNLIKELY(NULL == rh)) {

@@ -44,6 +44,8 @@ static int reg_mem(void *reg_data, void *base, size_t size, mca_rcache_base_regi
 
     reg->reg.mr = ibv_reg_mr(dev->pd, base, size, access_to_verbs(r->access_flags));
     if (NULL == reg->reg.mr) {
+        dev->reg_errno = errno;
+        dev->reg_failed_bytes = size;
         OPENIB_VERBOSE(1, "ibv_reg_mr(%p, %zu) on %s failed: %s (check `ulimit -l`)", base, size,
                        dev->name, strerror(errno));
         return OPAL_ERR_OUT_OF_RESOURCE;

@@ -12,21 +12,24 @@
 
 #include "btl_openib/btl_openib_rq_spec.h"
 
-#define MIN_BUFFER 64            /* room for our header plus ob1's match header */
-#define MAX_BUFFER (1u << 30)
 
+/* 0: a number in *v; -1: not a non-negative integer; -2: one above
+ * UINT32_MAX or more (*v unset). */
 static int parse_u32(const char *s, uint32_t *v)
 {
     char *end;
-    unsigned long x;
+    unsigned long long x;
 
     if (!*s || *s == '-' || *s == '+') {
         return -1;
     }
     errno = 0;
-    x = strtoul(s, &end, 10);
-    if (errno || *end || x > 0xffffffffUL) {
+    x = strtoull(s, &end, 10);
+    if (*end) {
         return -1;
+    }
+    if (errno == ERANGE || x > 0xffffffffULL) {
+        return -2;
     }
     *v = (uint32_t) x;
     return 0;
@@ -40,11 +43,16 @@ static int fail(const char *tok, char *bad, size_t bad_len, char *why, size_t wh
     return OPAL_ERR_BAD_PARAM;
 }
 
+static const char *const pp_fields[] = { "size", "count", "low", "window", "reserve" };
+static const char *const srq_fields[] = { "size", "count", "low", "max_pending" };
+
 /* Parse one "T,a,b,..." token into q. */
 static int parse_one(char *tok, struct openib_rq *q, char *why, size_t why_len)
 {
+    const char *const *names;
+    const char *txt[6] = { "" };
     uint32_t f[6];
-    int nf = 0, maxf;
+    int nf = 0, maxf, rc;
     char *save = NULL, *field;
 
     field = strtok_r(tok, ",", &save);
@@ -54,17 +62,35 @@ static int parse_one(char *tok, struct openib_rq *q, char *why, size_t why_len)
     }
     q->type = (enum openib_rq_type) field[0];
     maxf = q->type == OPENIB_RQ_PP ? 5 : 4;
+    names = q->type == OPENIB_RQ_PP ? pp_fields : srq_fields;
     while ((field = strtok_r(NULL, ",", &save))) {
         if (nf == maxf) {
             snprintf(why, why_len, "too many fields (a %c queue takes at most %d numbers)",
                      q->type, maxf);
             return -1;
         }
-        if (parse_u32(field, &f[nf])) {
-            snprintf(why, why_len, "'%s' is not a non-negative integer", field);
+        txt[nf] = field;
+        rc = parse_u32(field, &f[nf]);
+        if (rc == -1) {
+            snprintf(why, why_len, "<%s> '%s' is not a non-negative integer", names[nf], field);
             return -1;
         }
+        if (rc == -2) {
+            /* P's <low> and S/X's <max_pending> are not otherwise checked */
+            if ((q->type == OPENIB_RQ_PP && nf == 2) || (q->type != OPENIB_RQ_PP && nf == 3)) {
+                snprintf(why, why_len, "<%s> %s is out of range: at most 4294967295", names[nf],
+                         field);
+                return -1;
+            }
+            f[nf] = UINT32_MAX; /* the range checks below say what the maximum is */
+        }
         nf++;
+    }
+    /* a bad size first: it is what the user wrote first */
+    if (nf >= 1 && (f[0] < OPENIB_RQ_MIN_SIZE || f[0] > OPENIB_RQ_MAX_SIZE)) {
+        snprintf(why, why_len, "<size> %s is out of range: buffer size must be between %u and %u bytes",
+                 txt[0], OPENIB_RQ_MIN_SIZE, OPENIB_RQ_MAX_SIZE);
+        return -1;
     }
     if (nf < 2) {
         snprintf(why, why_len, "a queue needs at least <size>,<count>");
@@ -72,12 +98,18 @@ static int parse_one(char *tok, struct openib_rq *q, char *why, size_t why_len)
     }
     q->size = f[0];
     q->count = f[1];
-    if (q->size < MIN_BUFFER || q->size > MAX_BUFFER) {
-        snprintf(why, why_len, "buffer size must be between %u and %u bytes", MIN_BUFFER, MAX_BUFFER);
-        return -1;
-    }
     if (q->count < 2) {
         snprintf(why, why_len, "a queue needs at least 2 buffers");
+        return -1;
+    }
+    if (q->type == OPENIB_RQ_PP && q->count > OPENIB_RQ_MAX_PP_COUNT) {
+        snprintf(why, why_len, "<count> %s is out of range: a P queue holds at most %u buffers, "
+                 "because credits travel as 16-bit serial numbers", txt[1], OPENIB_RQ_MAX_PP_COUNT);
+        return -1;
+    }
+    if (q->type != OPENIB_RQ_PP && q->count > OPENIB_RQ_MAX_SRQ_COUNT) {
+        snprintf(why, why_len, "<count> %s is out of range: a shared queue holds at most %u buffers "
+                 "(more than any device's shared receive queue)", txt[1], OPENIB_RQ_MAX_SRQ_COUNT);
         return -1;
     }
     if (q->type == OPENIB_RQ_PP) {

@@ -17,6 +17,16 @@
 
 #define OPENIB_MAX_QUEUES 8
 
+/* Buffer sizes: room for our header plus ob1's match header, up to 1 GiB. */
+#define OPENIB_RQ_MIN_SIZE 64u
+#define OPENIB_RQ_MAX_SIZE (1u << 30)
+#define OPENIB_RQ_MAX_SIZE_TEXT "1073741824"
+/* P queues: credits travel as 16-bit serial numbers (btl_openib_credits.c),
+ * which tell new from stale only within half their range. */
+#define OPENIB_RQ_MAX_PP_COUNT 32767u
+/* S/X queues: far above any device's max_srq_wr (checked per port). */
+#define OPENIB_RQ_MAX_SRQ_COUNT (1u << 24)
+
 enum openib_rq_type { OPENIB_RQ_PP = 'P', OPENIB_RQ_SRQ = 'S', OPENIB_RQ_XRC = 'X' };
 
 struct openib_rq {

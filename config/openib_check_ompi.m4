@@ -95,6 +95,22 @@ AC_DEFUN([OPENIB_CHECK_OMPI], [
   AC_SUBST([OPENIB_OMPI_COMPONENTDIR])
   OPENIB_OMPI_LIBS="-L$openib_ompi_lib -lopen-pal"
 
+  # Open MPI's common verbs library (libmca_common_verbs, shipped with Open
+  # MPI's verbs components): its fork test is used for
+  # btl_openib_want_fork_support when it links; else ibv_fork_init directly.
+  OPENIB_HAVE_COMMON_VERBS=0
+  OPENIB_COMMON_VERBS_LIBS=
+  AS_IF([test -f "$openib_ompi_inc/openmpi/opal/mca/common/verbs/common_verbs.h"], [
+    openib_save_LDFLAGS="$LDFLAGS"
+    LDFLAGS="$LDFLAGS -L$openib_ompi_lib"
+    AC_CHECK_LIB([mca_common_verbs], [opal_common_verbs_fork_test],
+      [OPENIB_HAVE_COMMON_VERBS=1; OPENIB_COMMON_VERBS_LIBS="-L$openib_ompi_lib -lmca_common_verbs"],
+      [], [-lopen-pal -libverbs])
+    LDFLAGS="$openib_save_LDFLAGS"
+  ])
+  AC_SUBST([OPENIB_HAVE_COMMON_VERBS])
+  AC_SUBST([OPENIB_COMMON_VERBS_LIBS])
+
   AC_SUBST([OPENIB_OMPI_INCDIR])
   AC_SUBST([OPENIB_OMPI_LIBDIR])
   AC_SUBST([OPENIB_OMPI_CPPFLAGS])

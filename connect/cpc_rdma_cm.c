@@ -133,8 +133,16 @@ static int rcm_query(const struct openib_cpc_port *port, int priority,
     sin.sin_addr.s_addr = addr;
     sin.sin_port = htons((uint16_t) rcm_params.port);
     if (0 != rdma_bind_addr(mod->listen_id, (struct sockaddr *) &sin)) {
-        snprintf(why, why_len, "rdma_bind_addr(%s:%d) failed: %s", ip, rcm_params.port,
-                 strerror(errno));
+        if (EADDRINUSE == errno && 0 != rcm_params.port) {
+            /* name the setting: a fixed port serves one process per address
+             * (why has OPENIB_CPC_WHY_MAX bytes) */
+            snprintf(why, why_len, "btl_openib_connect_rdma_cm_port %d is taken on %s (%s); "
+                     "use 0 (any free port) or a free port", rcm_params.port, ip,
+                     strerror(errno));
+        } else {
+            snprintf(why, why_len, "rdma_bind_addr(%s:%d) failed: %s", ip, rcm_params.port,
+                     strerror(errno));
+        }
         goto err_id;
     }
     if (!bound_to_port(mod->listen_id, port, why, why_len, ip)) {

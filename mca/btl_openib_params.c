@@ -3,11 +3,15 @@
  */
 #include "opal_config.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/constants.h"
 
 #include "openib_config.h"
 #include "mca/btl_openib_params.h"
+#include "mca/btl_openib_param_check.h"
 
 struct openib_params openib_params = {
     .verbose = 0,
@@ -30,6 +34,7 @@ struct openib_params openib_params = {
     .eager_rdma_threshold = 16,
     .eager_rdma_slots = 32,
     .eager_rdma_slot_size = 2048,
+    .want_fork_support = -1,
     .version = NULL,
 };
 
@@ -43,9 +48,20 @@ struct int_param {
     mca_base_var_info_lvl_t level;
 };
 
+/* The help line ends with the valid range from the table the start-up
+ * check uses, so ompi_info and the check never disagree. */
 static int reg_int(struct mca_base_component_2_1_0_t *c, const struct int_param *p)
 {
-    return mca_base_component_var_register(c, p->name, p->help, MCA_BASE_VAR_TYPE_INT, NULL, 0,
+    const struct openib_param_range *r = openib_param_range_find(p->name);
+    char desc[512], range[160];
+
+    if (r) {
+        openib_param_range_text(r, range, sizeof(range));
+        snprintf(desc, sizeof(desc), "%s (valid: %s)", p->help, range);
+    } else {
+        snprintf(desc, sizeof(desc), "%s", p->help);
+    }
+    return mca_base_component_var_register(c, p->name, desc, MCA_BASE_VAR_TYPE_INT, NULL, 0,
                                            0, p->level, MCA_BASE_VAR_SCOPE_READONLY, p->storage);
 }
 
@@ -67,13 +83,13 @@ int openib_params_register(struct mca_base_component_2_1_0_t *c)
           &openib_params.max_inline_data, OPAL_INFO_LVL_5 },
         { "gid_index", "GID table index to use on each port (-1 = automatic: RoCE v2 IPv4 GID if present, else index 0)",
           &openib_params.gid_index, OPAL_INFO_LVL_4 },
-        { "ib_timeout", "Local ACK timeout exponent: 4.096 us * 2^value (0-31)",
+        { "ib_timeout", "Local ACK timeout exponent: 4.096 us * 2^value",
           &openib_params.ib_timeout, OPAL_INFO_LVL_5 },
-        { "ib_retry_count", "Transport retries before a queue pair fails (0-7)",
+        { "ib_retry_count", "Transport retries before a queue pair fails",
           &openib_params.ib_retry_count, OPAL_INFO_LVL_5 },
-        { "ib_rnr_retry", "Receiver-not-ready retries (0-7; 7 = retry forever)",
+        { "ib_rnr_retry", "Receiver-not-ready retries (7 = retry forever)",
           &openib_params.ib_rnr_retry, OPAL_INFO_LVL_5 },
-        { "max_send_wr", "Send work requests per queue pair",
+        { "max_send_wr", "Send work requests per queue pair (one is kept for credit returns)",
           &openib_params.max_send_wr, OPAL_INFO_LVL_5 },
         { "free_list_num", "Fragments preallocated per size class",
           &openib_params.free_list_num, OPAL_INFO_LVL_5 },
@@ -87,12 +103,15 @@ int openib_params_register(struct mca_base_component_2_1_0_t *c)
           &openib_params.poll_batch, OPAL_INFO_LVL_6 },
         { "eager_rdma_num", "Peers per port whose small messages arrive by RDMA write into a ring this process polls (0 = never; each ring is eager_rdma_slots * eager_rdma_slot_size bytes)",
           &openib_params.eager_rdma_num, OPAL_INFO_LVL_4 },
-        { "eager_rdma_threshold", "Messages received from a peer before it is offered an eager-RDMA ring (>= 1)",
+        { "eager_rdma_threshold", "Messages received from a peer before it is offered an eager-RDMA ring",
           &openib_params.eager_rdma_threshold, OPAL_INFO_LVL_5 },
-        { "eager_rdma_slots", "Slots in each eager-RDMA ring (2-4096)",
+        { "eager_rdma_slots", "Slots in each eager-RDMA ring",
           &openib_params.eager_rdma_slots, OPAL_INFO_LVL_5 },
-        { "eager_rdma_slot_size", "Bytes per eager-RDMA slot, a multiple of 8 from 64 to 65536; messages up to this size minus 16 (and within max_inline_data) use the ring",
+        { "eager_rdma_slot_size", "Bytes per eager-RDMA slot; messages up to this size minus 16 (and within max_inline_data) use the ring",
           &openib_params.eager_rdma_slot_size, OPAL_INFO_LVL_5 },
+        { "want_fork_support", "Fork support for verbs memory (the old openib's name): -1 or 0 = no, "
+          "1 = call ibv_fork_init before any verbs resource and disable openib if it fails",
+          &openib_params.want_fork_support, OPAL_INFO_LVL_4 },
     };
     size_t i;
     int rc;
@@ -126,4 +145,54 @@ int openib_params_register(struct mca_base_component_2_1_0_t *c)
                     "S,<size>,<count>[,<low>[,<max_pending>]] (shared), X,... (XRC, same fields as S; not mixable with P/S)",
                     &openib_params.receive_queues, OPAL_INFO_LVL_4, 0);
     return rc < 0 ? rc : OPAL_SUCCESS;
+}
+
+/* Open MPI's variable system behind the range checks: any btl_openib_*
+ * variable (ours, the CPCs', the standard BTL ones), by its short name. */
+bool openib_params_get(void *ctx, const char *name, int64_t *value, bool *user_set)
+{
+    const mca_base_var_t *var = NULL;
+    const mca_base_var_storage_t *st;
+    char full[128];
+    int idx;
+
+    (void) ctx;
+    snprintf(full, sizeof(full), "btl_openib_%s", name);
+    if (OPAL_SUCCESS != mca_base_var_find_by_name(full, &idx) ||
+        OPAL_SUCCESS != mca_base_var_get(idx, &var) || NULL == var->mbv_storage) {
+        return false;
+    }
+    st = var->mbv_storage;
+#define CLAMP64(x) ((x) > (uint64_t) INT64_MAX ? INT64_MAX : (int64_t) (x))
+    switch (var->mbv_type) {
+    case MCA_BASE_VAR_TYPE_INT: *value = st->intval; break;
+    case MCA_BASE_VAR_TYPE_INT32_T: *value = st->int32tval; break;
+    case MCA_BASE_VAR_TYPE_LONG: *value = st->longval; break;
+    case MCA_BASE_VAR_TYPE_INT64_T: *value = st->int64tval; break;
+    case MCA_BASE_VAR_TYPE_UNSIGNED_INT: *value = st->uintval; break;
+    case MCA_BASE_VAR_TYPE_UINT32_T: *value = st->uint32tval; break;
+    case MCA_BASE_VAR_TYPE_SIZE_T: *value = CLAMP64((uint64_t) st->sizetval); break;
+    case MCA_BASE_VAR_TYPE_UNSIGNED_LONG: *value = CLAMP64((uint64_t) st->ulval); break;
+    case MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG: *value = CLAMP64((uint64_t) st->ullval); break;
+    case MCA_BASE_VAR_TYPE_UINT64_T: *value = CLAMP64(st->uint64tval); break;
+    default:
+        return false; /* not a number: strings and flags are checked elsewhere */
+    }
+#undef CLAMP64
+    if (user_set) {
+        *user_set = MCA_BASE_VAR_SOURCE_DEFAULT != var->mbv_source;
+    }
+    return true;
+}
+
+bool openib_params_user_set(const char *name)
+{
+    const mca_base_var_t *var = NULL;
+    char full[128];
+    int idx;
+
+    snprintf(full, sizeof(full), "btl_openib_%s", name);
+    return OPAL_SUCCESS == mca_base_var_find_by_name(full, &idx) &&
+           OPAL_SUCCESS == mca_base_var_get(idx, &var) &&
+           MCA_BASE_VAR_SOURCE_DEFAULT != var->mbv_source;
 }

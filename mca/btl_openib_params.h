@@ -30,6 +30,7 @@ struct openib_params {
     int eager_rdma_threshold; /* messages from a peer before it gets one */
     int eager_rdma_slots;     /* slots per ring */
     int eager_rdma_slot_size; /* bytes per slot (message + 16-byte footer) */
+    int want_fork_support;    /* 1: ibv_fork_init before any verbs resource */
     char *version;            /* read-only: our version string */
 };
 
@@ -37,6 +38,12 @@ extern struct openib_params openib_params;
 
 struct mca_base_component_2_1_0_t;
 int openib_params_register(struct mca_base_component_2_1_0_t *c);
+
+/* Read any numeric btl_openib_<name> variable back from Open MPI
+ * (an openib_param_get_fn, see btl_openib_param_check.h); user_set: its
+ * value does not come from the default. */
+bool openib_params_get(void *ctx, const char *name, int64_t *value, bool *user_set);
+bool openib_params_user_set(const char *name);
 
 /* The default receive-queue specification (works on IB, RoCE, iWARP, rxe). */
 #define OPENIB_DEFAULT_RECEIVE_QUEUES "P,256,64,32,16:S,4096,256,64:S,65536,64,16"

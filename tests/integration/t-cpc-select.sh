@@ -56,7 +56,7 @@ run_select fixed-port --mca btl_openib_connect_rdma_cm_port 7471
 assert_small_pingpong "$RUN_OUT"
 n=$(count_lines "port $dev:1 CPCs usable: oob\\(50\\), rdma_cm\\(40\\)" "$RUN_OUT")
 [ "$n" = 1 ] || fail "fixed rdma_cm port: $n processes listen (want 1)"
-n=$(count_lines "port $dev:1 CPCs usable: oob\\(50\\); declined: rdma_cm \\(rdma_bind_addr\\([0-9.]+:7471\\) failed: Address already in use\\)" "$RUN_OUT")
+n=$(count_lines "port $dev:1 CPCs usable: oob\\(50\\); declined: rdma_cm \\(btl_openib_connect_rdma_cm_port 7471 is taken on [0-9.]+ \\(Address already in use\\); use 0 \\(any free port\\) or a free port\\)" "$RUN_OUT")
 [ "$n" = 1 ] || fail "fixed rdma_cm port: $n processes declined with the bind error (want 1)"
 assert_openib_carried "$RUN_OUT" 2 2 oob
 ok "btl_openib_connect_rdma_cm_port=7471: one listener, the other process declined, oob connected"

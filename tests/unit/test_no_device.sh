@@ -1,8 +1,9 @@
 #!/bin/sh
-# With no verbs device: init declines quietly (and says why when verbose);
-# a 2-rank job restricted to openib,self fails with Open MPI's normal
-# "unable to reach" message, not a crash; a bad cpc_include fails fast with
-# our help text naming the parameter and the valid CPCs.
+# With no verbs device: a 2-rank job restricted to openib,self fails with
+# our "no port" help and Open MPI's normal "unable to reach" message, not a
+# crash; with openib not named in the btl list it declines quietly (and
+# says why when verbose); a bad cpc_include fails fast with our help text
+# naming the parameter and the valid CPCs.
 . "$(dirname "$0")/lib.sh"
 if ibv_devices 2>/dev/null | grep -q '^ *[a-z]'; then
     echo "a verbs device exists here; the no-device path cannot be tested"; exit 77
@@ -35,7 +36,13 @@ rc=$(run --mca btl openib,self)
 # own messages under load, so accept either of its MPI_Init failure texts.)
 expect_grep "$tmp/out" 'unable to reach each other|MPI process is unreachable|error occurred in MPI_Init' "Open MPI's unreachable message"
 if grep -Eq 'Segmentation|signal 11|core dumped' "$tmp/out"; then fail "crashed"; sed 's/^/    | /' "$tmp/out"; else pass "no crash"; fi
-if grep -q 'openib' "$tmp/out"; then fail "quiet without verbose"; else pass "openib quiet without verbose"; fi
+# openib was asked for by name: one help text says why it stepped aside
+expect_grep "$tmp/out" 'The openib BTL on .* found no port it can use' "named openib says why at verbosity 0"
+expect_grep "$tmp/out" 'No verbs device was found' "the help says there is no device"
+# not named (an exclusion list): openib steps aside quietly, vader carries the job
+rc=$(run --mca btl ^tcp)
+[ "$rc" -eq 0 ] && pass "job without openib named runs (rc 0)" || fail "job with btl ^tcp rc $rc"
+if grep -q 'openib' "$tmp/out"; then fail "openib not named, yet not quiet"; else pass "openib quiet when not named"; fi
 
 run --mca btl openib,self --mca btl_openib_verbose 1 >/dev/null
 expect_grep "$tmp/out" 'openib: no verbs devices found' "verbose says why"

@@ -62,7 +62,7 @@ int main(void)
     expect_error("", "", "empty");
     expect_error("Q,256,64", "Q,256,64", "P, S or X");
     expect_error("P,256", "P,256", "<size>,<count>");
-    expect_error("P,abc,64", "P,abc,64", "not a non-negative integer");
+    expect_error("P,abc,64", "P,abc,64", "<size> 'abc' is not a non-negative integer");
     expect_error("P,256,-4", "P,256,-4", "not a non-negative integer");
     expect_error("P,16,64", "P,16,64", "buffer size");
     expect_error("P,256,64:S,128,64", "S,128,64", "strictly increase");
@@ -74,5 +74,27 @@ int main(void)
     expect_error("P,1,2:P,2,2:P,3,2:P,4,2:P,5,2:P,6,2:P,7,2:P,8,2:P,9,2", "P,", "buffer size");
     expect_error("P,64,2:P,65,2:P,66,2:P,67,2:P,68,2:P,69,2:P,70,2:P,71,2:P,72,2", "P,72,2",
                  "too many queues");
+    /* out of range is said as such, with the maximum (not "not an integer") */
+    expect_error("S,4294967296,4", "S,4294967296,4",
+                 "<size> 4294967296 is out of range: buffer size must be between 64 and 1073741824");
+    expect_error("S,4294967296", "S,4294967296", "<size> 4294967296 is out of range");
+    expect_error("S,99999999999999999999999,4", "S,99999", "<size> 99999999999999999999999 is out of range");
+    expect_error("S,1073741825,4", "S,1073741825,4", "between 64 and 1073741824 bytes");
+    expect_error("S,4096,4294967296", "S,4096,4294967296", "<count> 4294967296 is out of range");
+    expect_error("S,4096,16777217", "S,4096,16777217", "at most 16777216 buffers");
+    expect_error("S,4096,256,1,4294967296", "S,4096,256,1,4294967296",
+                 "<max_pending> 4294967296 is out of range");
+    expect_error("P,256,64,4294967296", "P,256,64,4294967296", "<low> 4294967296 is out of range");
+    expect_error("P,256,64,1,4294967296", "P,256,64,1,4294967296", "credit window");
+    /* P counts: credits are 16-bit serial numbers */
+    expect_error("P,256,32768", "P,256,32768",
+                 "<count> 32768 is out of range: a P queue holds at most 32767 buffers, because "
+                 "credits travel as 16-bit serial numbers");
+    expect_error("P,256,65536", "P,256,65536", "at most 32767");
+    expect_error("P,256,4294967296", "P,256,4294967296", "at most 32767");
+    CHECK(OPAL_SUCCESS == parse("P,256,32767", &s, bad, why));
+    CHECK(OPAL_SUCCESS == parse("S,1073741824,4", &s, bad, why));
+    /* valid by the parser's rules; the credit window logic handles it */
+    CHECK(OPAL_SUCCESS == parse("P,64,4", &s, bad, why));
     return unit_finish("test_rq_spec");
 }
