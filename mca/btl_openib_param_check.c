@@ -181,6 +181,21 @@ static int check_send_sizes(openib_param_get_fn get, void *ctx, const struct ope
     int64_t rndv = read_param(get, ctx, "rndv_eager_limit", 0, &set_rndv);
     char range[160], why[400];
 
+    /* The PML's control messages (ob1's RDMA rendezvous header with our
+     * registration handle is about 80 bytes) must fit in one fragment, or
+     * it waits forever for a descriptor it can never get. */
+    if (rq->num > 0 && largest < 128) {
+        snprintf(err->name, sizeof(err->name), "btl_openib_receive_queues");
+        snprintf(err->value, sizeof(err->value), "largest buffer %u B", rq->q[rq->num - 1].size);
+        snprintf(err->range, sizeof(err->range), "a largest queue of at least %u bytes",
+                 128 + OPENIB_PARAM_HDR_BYTES);
+        snprintf(err->why, sizeof(err->why),
+                 "a send fragment must carry at least 128 bytes after our %u-byte header: "
+                 "Open MPI's control messages (its RDMA rendezvous header is about 80 "
+                 "bytes) each go in one fragment; add a larger queue, e.g. :S,65536,64",
+                 OPENIB_PARAM_HDR_BYTES);
+        return OPAL_ERR_BAD_PARAM;
+    }
     if (set_max && (uint64_t) max_send > largest) {
         snprintf(range, sizeof(range), "128 to %" PRIu64, largest);
         snprintf(why, sizeof(why),

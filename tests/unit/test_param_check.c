@@ -187,6 +187,19 @@ int main(void)
     CHECK(OPAL_SUCCESS == check(OPENIB_DEFAULT_RECEIVE_QUEUES, &err, &eff));
     CHECK(65528 == eff.max_send_size && 32760 == eff.eager_limit);
 
+    /* P,64,4 (valid for the parser) hung: ob1's rendezvous header did not
+     * fit the 56 bytes a fragment could carry. The largest queue must
+     * carry 128 bytes after our header; a larger queue next to it is fine. */
+    reset();
+    CHECK(OPAL_ERR_BAD_PARAM == check("P,64,4", &err, &eff));
+    CHECK_STR_CONTAINS(err.name, "btl_openib_receive_queues");
+    CHECK_STR_CONTAINS(err.value, "64 B");
+    CHECK_STR_CONTAINS(err.range, "at least 136 bytes");
+    CHECK_STR_CONTAINS(err.why, "rendezvous header");
+    CHECK(OPAL_ERR_BAD_PARAM == check("P,128,4", &err, &eff));
+    CHECK(OPAL_SUCCESS == check("P,136,4", &err, &eff));
+    CHECK(OPAL_SUCCESS == check("P,64,4:S,65536,64", &err, &eff));
+
     /* the settings issue 12 lists as silently accepted */
     expect_reject("ib_timeout", 99, "1 to 31", "5-bit");
     expect_reject("ib_timeout", 0, "1 to 31", "stall");
