@@ -109,6 +109,7 @@ typedef struct mca_btl_openib_module {
     opal_free_list_t rdma_frags;         /* put/get/atomic descriptors */
     struct openib_frag_list_ctx fl_ctx[2 * OPENIB_MAX_QUEUES + 1];
     opal_pointer_array_t endpoints;      /* every endpoint of this module */
+    opal_proc_table_t peers;             /* process name -> endpoint (btl_openib_proc.c) */
     opal_hash_table_t qp_map;            /* local QP number -> endpoint */
     opal_list_t stalled;                 /* endpoints with sends waiting for credits */
     struct mca_btl_base_endpoint_t **eager_eps; /* endpoints whose ring we poll */

@@ -16,6 +16,7 @@
 #include "btl_openib/btl_openib_eager_rdma.h"
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_qp_state.h"
+#include "btl_openib/btl_openib_proc.h"
 #include "btl_openib/btl_openib_send.h"
 #include "btl_openib/btl_openib_teardown.h"
 #include "mca/btl_openib_params.h"
@@ -276,27 +277,21 @@ static void cb_connect_failed(void *btl_ep, int rc, const char *why)
     }
 }
 
+/* A peer's connect request reached this module: its endpoint, made now if
+ * the peer contacted us first (btl_openib_proc.c). */
 static struct openib_cpc_endpoint *cb_endpoint_for_peer(void *btl, const void *peer_id,
                                                         size_t len, char *why, size_t why_len)
 {
-    mca_btl_openib_module_t *m = btl;
+    mca_btl_openib_endpoint_t *ep;
     opal_process_name_t name;
-    int i;
 
     if (len != sizeof(name)) {
         snprintf(why, why_len, "peer id of %zu bytes (expected %zu)", len, sizeof(name));
         return NULL;
     }
     memcpy(&name, peer_id, sizeof(name));
-    for (i = 0; i < opal_pointer_array_get_size(&m->endpoints); ++i) {
-        mca_btl_openib_endpoint_t *ep = opal_pointer_array_get_item(&m->endpoints, i);
-        if (ep && !ep->is_self && ep->name.jobid == name.jobid && ep->name.vpid == name.vpid) {
-            return &ep->cpc_ep;
-        }
-    }
-    snprintf(why, why_len, "no endpoint for process %u.%u on %s:%d yet", name.jobid, name.vpid,
-             m->dev->name, m->port_num);
-    return NULL;
+    ep = openib_peer_contacted_us(btl, &name, why, why_len);
+    return ep && !ep->is_self ? &ep->cpc_ep : NULL;
 }
 
 const struct openib_cpc_btl_ops openib_cpc_btl_ops = {
@@ -415,6 +410,7 @@ mca_btl_openib_endpoint_t *openib_endpoint_create(mca_btl_openib_module_t *m, op
         return NULL;
     }
     ep->index = opal_pointer_array_add(&m->endpoints, ep);
+    opal_proc_table_set_value(&m->peers, ep->name, ep);
     return ep;
 }
 
@@ -460,6 +456,7 @@ void openib_endpoint_destroy(mca_btl_openib_endpoint_t *ep)
     free((void *) ep->mailbox);
     free(ep->credit_src);
     opal_pointer_array_set_item(&m->endpoints, ep->index, NULL);
+    opal_proc_table_remove_value(&m->peers, ep->name);
     OBJ_DESTRUCT(&ep->super);
     free(ep);
 }

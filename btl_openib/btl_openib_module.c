@@ -15,6 +15,7 @@
 #include "btl_openib/btl_openib_eager_rdma.h"
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_hmem_glue.h"
+#include "btl_openib/btl_openib_proc.h"
 #include "btl_openib/btl_openib_rdma.h"
 #include "btl_openib/btl_openib_reg.h"
 #include "btl_openib/btl_openib_send.h"
@@ -30,8 +31,7 @@ static int openib_add_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc
     size_t i;
 
     for (i = 0; i < nprocs; ++i) {
-        struct openib_modex_port ports[8];
-        int n = 0, rc, pick;
+        char why[160];
 
         if (NULL != peers[i]) {
             continue;
@@ -39,25 +39,22 @@ static int openib_add_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc
         if (procs[i] == self) {
             /* A loopback endpoint (one QP connected to itself per queue):
              * osc/rdma needs one BTL that reaches every rank, self included. */
-            if (OPAL_SUCCESS == openib_connect_modex_fill_port(&ports[0], &m->cpc_port, m->cpcs,
+            struct openib_modex_port me;
+
+            peers[i] = openib_peer_lookup(m, &self->proc_name);
+            if (NULL == peers[i] &&
+                OPAL_SUCCESS == openib_connect_modex_fill_port(&me, &m->cpc_port, m->cpcs,
                                                                m->num_cpcs)) {
-                peers[i] = openib_endpoint_create(m, procs[i], &ports[0]);
+                peers[i] = openib_endpoint_create(m, procs[i], &me);
             }
-            if (NULL != peers[i] && reachable) {
-                opal_bitmap_set_bit(reachable, (int) i);
+        } else {
+            /* the existing endpoint when the peer contacted us first */
+            peers[i] = openib_peer_endpoint(m, procs[i], why, sizeof(why));
+            if (NULL == peers[i]) {
+                OPENIB_VERBOSE(10, "%s:%d cannot reach rank %u: %s", m->dev->name, m->port_num,
+                               procs[i]->proc_name.vpid, why);
             }
-            continue;
         }
-        rc = openib_modex_recv(procs[i], ports, 8, &n);
-        if (OPAL_SUCCESS != rc || 0 == n) {
-            OPENIB_VERBOSE(10, "rank %u published no openib ports; not reachable over openib",
-                           procs[i]->proc_name.vpid);
-            continue;
-        }
-        /* Spread our modules over the peer's ports (module i -> port i mod n):
-         * with two ports on each side, traffic uses both. */
-        pick = m->index % n;
-        peers[i] = openib_endpoint_create(m, procs[i], &ports[pick]);
         if (NULL != peers[i] && reachable) {
             opal_bitmap_set_bit(reachable, (int) i);
         }

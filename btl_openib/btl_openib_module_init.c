@@ -164,6 +164,8 @@ int openib_module_init(mca_btl_openib_module_t *m)
     opal_pointer_array_init(&m->endpoints, 16, INT_MAX, 16);
     OBJ_CONSTRUCT(&m->qp_map, opal_hash_table_t);
     opal_hash_table_init(&m->qp_map, 256);
+    OBJ_CONSTRUCT(&m->peers, opal_proc_table_t);
+    opal_proc_table_init(&m->peers, 16, 256);
     OBJ_CONSTRUCT(&m->stalled, opal_list_t);
 
     /* openib_limits_check_port() fitted cq_size to the device */
@@ -250,6 +252,7 @@ int openib_module_fini(mca_btl_openib_module_t *m)
     }
     OBJ_DESTRUCT(&m->endpoints);
     OBJ_DESTRUCT(&m->qp_map);
+    OBJ_DESTRUCT(&m->peers);
     OBJ_DESTRUCT(&m->stalled);
     free(m->eager_eps); /* empty: every endpoint released its ring */
     m->eager_eps = NULL;

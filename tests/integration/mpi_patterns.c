@@ -3,6 +3,13 @@
  * every byte it receives. Prints "PASS <name>" per pattern, and exits
  * non-zero on the first error.
  *
+ *   hosts      each rank prints "rank R of N on HOST" (tests across nodes
+ *              check where ranks ran)
+ *   masterworker  workers speak first: each sends rank 0 a request before
+ *              rank 0 has sent anything (run it first, so these are the
+ *              first messages between the ranks); rank 0 takes them with
+ *              MPI_ANY_SOURCE as they come, answers each with a task of
+ *              8 B to 64 KiB, and checks the results (the task reversed)
  *   storm      every rank sends to every other rank first thing (crossing
  *              connects), then checks what it got
  *   alltoall   MPI_Alltoallv with a strided (non-contiguous) datatype
@@ -17,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int rank, size;
 
@@ -31,6 +39,97 @@ static int rank, size;
 static uint8_t pat(int src, int dst, size_t i, int salt)
 {
     return (uint8_t) (src * 131 + dst * 31 + i * 7 + salt * 13 + (i >> 8));
+}
+
+static void hosts(void)
+{
+    char host[256] = "?";
+
+    gethostname(host, sizeof(host) - 1);
+    printf("rank %d of %d on %s\n", rank, size, host);
+    fflush(stdout);
+}
+
+#define MW_ROUNDS 40
+#define MW_MAX 65536
+enum { MW_REQ = 301, MW_TASK, MW_RESULT, MW_STOP };
+
+static size_t mw_len(int worker, int round)
+{
+    static const size_t lens[] = { 8, 100, 3000, 20000, MW_MAX };
+    return lens[(worker + round) % 5];
+}
+
+static void masterworker(void)
+{
+    uint8_t *buf = malloc(MW_MAX), *res = malloc(MW_MAX);
+    size_t i;
+
+    if (rank == 0) {
+        int active = size - 1;
+
+        while (active > 0) {
+            int hdr[2], w;
+            MPI_Status st;
+
+            MPI_Recv(hdr, 2, MPI_INT, MPI_ANY_SOURCE, MW_REQ, MPI_COMM_WORLD, &st);
+            w = st.MPI_SOURCE;
+            if (hdr[0] != w || hdr[1] < -1 || hdr[1] >= MW_ROUNDS) {
+                FAIL("masterworker: request {%d, %d} from rank %d", hdr[0], hdr[1], w);
+            }
+            if (hdr[1] >= 0) { /* the result of round hdr[1]: the task reversed */
+                size_t n = mw_len(w, hdr[1]);
+                MPI_Recv(res, (int) n, MPI_BYTE, w, MW_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                for (i = 0; i < n; ++i) {
+                    if (res[i] != pat(0, w, n - 1 - i, hdr[1])) {
+                        FAIL("masterworker: result of round %d from rank %d, byte %zu", hdr[1], w, i);
+                    }
+                }
+            }
+            if (hdr[1] + 1 == MW_ROUNDS) {
+                MPI_Send(NULL, 0, MPI_BYTE, w, MW_STOP, MPI_COMM_WORLD);
+                active--;
+            } else {
+                size_t n = mw_len(w, hdr[1] + 1);
+                for (i = 0; i < n; ++i) {
+                    buf[i] = pat(0, w, i, hdr[1] + 1);
+                }
+                MPI_Send(buf, (int) n, MPI_BYTE, w, MW_TASK, MPI_COMM_WORLD);
+            }
+        }
+    } else {
+        int hdr[2] = { rank, -1 }, round = 0;
+
+        MPI_Send(hdr, 2, MPI_INT, 0, MW_REQ, MPI_COMM_WORLD); /* the first word */
+        for (;;) {
+            MPI_Status st;
+            int n;
+
+            MPI_Recv(buf, MW_MAX, MPI_BYTE, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+            if (st.MPI_TAG == MW_STOP) {
+                break;
+            }
+            MPI_Get_count(&st, MPI_BYTE, &n);
+            if (st.MPI_TAG != MW_TASK || (size_t) n != mw_len(rank, round)) {
+                FAIL("masterworker: task %d: tag %d, %d bytes", round, st.MPI_TAG, n);
+            }
+            for (i = 0; i < (size_t) n; ++i) {
+                if (buf[i] != pat(0, rank, i, round)) {
+                    FAIL("masterworker: task %d byte %zu", round, i);
+                }
+                res[n - 1 - i] = buf[i];
+            }
+            hdr[1] = round;
+            MPI_Send(hdr, 2, MPI_INT, 0, MW_REQ, MPI_COMM_WORLD);
+            MPI_Send(res, n, MPI_BYTE, 0, MW_RESULT, MPI_COMM_WORLD);
+            round++;
+        }
+        if (round != MW_ROUNDS) {
+            FAIL("masterworker: stopped after %d rounds", round);
+        }
+    }
+    free(buf);
+    free(res);
 }
 
 static void storm(void)
@@ -272,7 +371,7 @@ static const struct {
     const char *name;
     void (*fn)(void);
 } patterns[] = {
-    { "storm", storm }, { "alltoall", alltoall }, { "many", many }, { "probe", probe }, { "osc", osc },
+    { "hosts", hosts }, { "masterworker", masterworker }, { "storm", storm }, { "alltoall", alltoall }, { "many", many }, { "probe", probe }, { "osc", osc },
 };
 
 int main(int argc, char **argv)

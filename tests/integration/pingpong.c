@@ -15,9 +15,12 @@
  *   <m> messages, <b> bytes verified, 0 errors
  * or "pingpong: verification FAILED: ..." (and exit status 1).
  *
- * Usage: pingpong [-n ITERS] [-m MAXBYTES] [-v] [-x] [-H]
+ * Usage: pingpong [-n ITERS] [-m MAXBYTES] [-v] [-x] [-H] [-r]
  *   -H  every rank prints "pingpong: rank <r> of <n> on <host name>" first
  *       (tests across nodes check where each rank ran)
+ *   -r  rank 1 sends first and rank 0 waits in MPI_Recv (the receive-first
+ *       side is then the one whose transport meets the peer first through
+ *       its connect request)
  *   -x  self-test of the verifier: rank 1 corrupts one byte of one reply, so
  *       the run must end in "verification FAILED" with exactly 1 error.
  */
@@ -88,12 +91,12 @@ static size_t check(const unsigned char *buf, size_t n, size_t size, int iter, i
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: pingpong [-n ITERS] [-m MAXBYTES] [-v] [-x] [-H]\n");
+    fprintf(stderr, "usage: pingpong [-n ITERS] [-m MAXBYTES] [-v] [-x] [-H] [-r]\n");
 }
 
 int main(int argc, char **argv)
 {
-    int iters = 3, verbose = 0, corrupt = 0, print_host = 0, opt;
+    int iters = 3, verbose = 0, corrupt = 0, print_host = 0, first = 0, opt;
     size_t maxsize = 4u << 20;
 
     MPI_Init(&argc, &argv);
@@ -101,7 +104,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
 
-    while ((opt = getopt(argc, argv, "n:m:vxHh")) != -1) {
+    while ((opt = getopt(argc, argv, "n:m:vxHrh")) != -1) {
         switch (opt) {
         case 'n':
             iters = atoi(optarg);
@@ -117,6 +120,9 @@ int main(int argc, char **argv)
             break;
         case 'H':
             print_host = 1;
+            break;
+        case 'r':
+            first = 1; /* rank 1 sends first; rank 0 waits in MPI_Recv */
             break;
         default:
             if (me == 0)
@@ -171,7 +177,7 @@ int main(int argc, char **argv)
         for (int it = 0; it < iters; it++) {
             int leg;
             for (leg = 0; leg < 2; leg++) {
-                int sender = leg; /* leg 0: 0 -> 1, leg 1: 1 -> 0 */
+                int sender = leg ? 1 - first : first; /* leg 0: first -> other */
                 int tag = leg == 0 ? TAG_PING : TAG_PONG;
                 if (me == sender) {
                     fill(sbuf, size, size, it, me);
