@@ -30,6 +30,8 @@
 
 #define OPENIB_MAX_CPCS 4
 
+struct openib_pack_cache;
+
 /* A verbs device: one per ibv_context, shared by its ports' modules. */
 struct openib_device {
     struct ibv_context *ctx;
@@ -67,6 +69,7 @@ struct openib_stats {
     uint64_t puts, gets, atomics, credit_writes, inline_sends, queued_for_credits;
     uint64_t inplace_sends, bounced;
     uint64_t eager_rdma_sends, eager_rdma_frag_sends, eager_rdma_recvs, eager_rdma_rings;
+    uint64_t packed_bytes;   /* non-contiguous payload packed into fragments */
 };
 
 enum openib_frag_kind {
@@ -115,6 +118,7 @@ typedef struct mca_btl_openib_module {
     struct mca_btl_base_endpoint_t **eager_eps; /* endpoints whose ring we poll */
     int num_eager;
     mca_btl_base_module_error_cb_fn_t error_cb;
+    struct openib_pack_cache *pack_cache; /* hooked packing's cursors (btl_openib_pack.c) */
     struct openib_stats stats;
 } mca_btl_openib_module_t;
 

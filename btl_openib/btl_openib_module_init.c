@@ -14,6 +14,7 @@
 #include "btl_openib/btl_openib_async.h"
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_limits.h"
+#include "btl_openib/btl_openib_pack.h"
 #include "btl_openib/btl_openib_qp_state.h"
 #include "btl_openib/btl_openib_send.h"
 #include "btl_openib/btl_openib_teardown.h"
@@ -256,11 +257,12 @@ int openib_module_fini(mca_btl_openib_module_t *m)
     OBJ_DESTRUCT(&m->stalled);
     free(m->eager_eps); /* empty: every endpoint released its ring */
     m->eager_eps = NULL;
+    openib_pack_cache_free(&m->pack_cache);
     if (m->stats.sends + m->stats.recvs) {
         OPENIB_VERBOSE(10, "%s:%d statistics: sends %llu (%llu bytes, %llu inline, %llu in place), receives %llu "
                        "(%llu bytes), puts %llu, gets %llu, bounced %llu, atomics %llu, credit writes %llu, "
                        "waits for credits %llu, eager_rdma_sent %llu, eager_rdma_from_frags %llu, eager_rdma_received %llu, "
-                       "eager_rdma_rings %llu",
+                       "eager_rdma_rings %llu, packed_bytes %llu",
                        m->dev->name, m->port_num, (unsigned long long) m->stats.sends,
                        (unsigned long long) m->stats.send_bytes,
                        (unsigned long long) m->stats.inline_sends,
@@ -275,7 +277,8 @@ int openib_module_fini(mca_btl_openib_module_t *m)
                        (unsigned long long) m->stats.eager_rdma_sends,
                        (unsigned long long) m->stats.eager_rdma_frag_sends,
                        (unsigned long long) m->stats.eager_rdma_recvs,
-                       (unsigned long long) m->stats.eager_rdma_rings);
+                       (unsigned long long) m->stats.eager_rdma_rings,
+                       (unsigned long long) m->stats.packed_bytes);
     }
     return OPAL_SUCCESS;
 }

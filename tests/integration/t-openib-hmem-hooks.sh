@@ -1,10 +1,12 @@
 #!/bin/bash
 # The HMEM copy hooks in the fragment path: with the counting override
 # plug-in loaded through btl_openib_hmem_override, every payload byte the
-# BTL copied into send fragments (contiguous and strided, all eager) went
-# through the hook (its byte count equals what the program sent) and all
-# data verifies; with only copy_to overridden, the copy_from path uses the
-# default (the plug-in sees no copy_from call) and data still verifies.
+# BTL copied into send fragments (contiguous and strided eager messages,
+# and a strided ~100 KB message whose pipelined fragments start inside its
+# blocks) went through the hook (its byte count equals what the program
+# sent) and all data verifies; with only copy_to overridden, the copy_from
+# path uses the default (the plug-in sees no copy_from call) and data
+# still verifies.
 # timeout: 300
 . "$OPENIB_SRCDIR/tests/integration/lib.sh"
 . "$OPENIB_SRCDIR/tests/integration/openib_lib.sh"
