@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "opal/constants.h"
 #include "opal/util/proc.h"
@@ -22,6 +23,22 @@
 #include "btl_openib/btl_openib_teardown.h"
 #include "mca/btl_openib_params.h"
 
+/* Why a verbs resource for ep could not be made, for the user: the call,
+ * errno, and when pinning memory failed, the locked-memory limit. */
+static void resource_failed(mca_btl_openib_endpoint_t *ep, const char *what, int err)
+{
+    struct rlimit rl;
+    char limit[96] = "";
+
+    if ((ENOMEM == err || EPERM == err || EAGAIN == err) && 0 == getrlimit(RLIMIT_MEMLOCK, &rl) &&
+        RLIM_INFINITY != rl.rlim_cur) {
+        snprintf(limit, sizeof(limit), " (locked-memory limit, ulimit -l: %llu KiB; raise it)",
+                 (unsigned long long) rl.rlim_cur / 1024);
+    }
+    snprintf(ep->conn.why, sizeof(ep->conn.why), "%s failed: %s%s", what, strerror(err), limit);
+    OPENIB_VERBOSE(1, "%s: %s", ep->desc, ep->conn.why);
+}
+
 static int create_mailbox(mca_btl_openib_endpoint_t *ep)
 {
     struct ibv_pd *pd = ep->module->dev->pd;
@@ -36,8 +53,7 @@ static int create_mailbox(mca_btl_openib_endpoint_t *ep)
                                 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
     ep->credit_src_mr = ibv_reg_mr(pd, ep->credit_src, sz, IBV_ACCESS_LOCAL_WRITE);
     if (!ep->mailbox_mr || !ep->credit_src_mr) {
-        OPENIB_VERBOSE(1, "registering the credit mailbox for %s failed: %s", ep->desc,
-                       strerror(errno));
+        resource_failed(ep, "registering the credit mailbox", errno);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     return OPAL_SUCCESS;
@@ -80,6 +96,9 @@ static int create_qps(mca_btl_openib_endpoint_t *ep)
     }
     rc = reserve_cq(m, rq);
     if (OPAL_SUCCESS != rc) {
+        snprintf(ep->conn.why, sizeof(ep->conn.why), "the completion queue of %s:%d cannot "
+                 "grow for another peer (raise btl_openib_cq_size, or lower max_send_wr)",
+                 m->dev->name, m->port_num);
         return rc;
     }
     for (q = 0; q < rq->num; ++q) {
@@ -101,12 +120,11 @@ static int create_qps(mca_btl_openib_endpoint_t *ep)
 
         qp->qp = ibv_create_qp(m->dev->pd, &ia);
         if (NULL == qp->qp) {
-            OPENIB_VERBOSE(1, "ibv_create_qp for %s queue %d failed: %s", ep->desc, q,
-                           strerror(errno));
+            resource_failed(ep, "creating a queue pair", errno);
             return OPAL_ERR_OUT_OF_RESOURCE;
         }
-        if (openib_qp_to_init(m, qp->qp)) {
-            OPENIB_VERBOSE(1, "QP to INIT for %s failed: %s", ep->desc, strerror(errno));
+        if ((rc = openib_qp_to_init(m, qp->qp))) {
+            resource_failed(ep, "moving a queue pair to INIT", rc);
             return OPAL_ERROR;
         }
         qp->psn = (uint32_t) (random() & 0xffffff);
@@ -264,6 +282,14 @@ static void cb_connect_failed(void *btl_ep, int rc, const char *why)
 
     if (ep->conn.state == OPENIB_CONN_FAILED) {
         return;
+    }
+    /* The CPC says which step failed; what the BTL found (why it could not
+     * make its part) goes with it. */
+    if (why && ep->conn.why[0] && NULL == strstr(why, ep->conn.why)) {
+        char both[sizeof(ep->conn.why)];
+        snprintf(both, sizeof(both), "%.120s: %.130s", why, ep->conn.why);
+        snprintf(ep->conn.why, sizeof(ep->conn.why), "%s", both);
+        why = ep->conn.why;
     }
     /* Losing an established connection is a different story for the user
      * than never getting one. */

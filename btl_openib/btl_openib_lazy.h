@@ -37,7 +37,7 @@ struct openib_lazy_conn {
     const struct openib_lazy_ops *ops;
     void *ctx;
     int error;                /* the OPAL_* code that failed it */
-    char why[160];            /* why it failed, for the user */
+    char why[256];            /* why it failed, for the user */
 };
 
 void openib_lazy_init(struct openib_lazy_conn *c, const struct openib_lazy_ops *ops, void *ctx);

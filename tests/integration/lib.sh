@@ -209,4 +209,4 @@ ensure_host_packages() {
 
 # What the tests and the benchmark run (besides openib-guest's own needs).
 OPENIB_TEST_PACKAGES=(ibverbs-utils ibverbs-providers rdmacm-utils perftest rdma-core iproute2
-	openmpi-bin libopenmpi-dev gcc make)
+	openmpi-bin libopenmpi-dev gcc make tcpdump)
