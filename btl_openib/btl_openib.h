@@ -46,6 +46,8 @@ struct openib_device {
     int xrcd_fd;                         /* XRC: its file, open while the domain is */
     int reg_errno;                       /* the last ibv_reg_mr failure, for the user */
     size_t reg_failed_bytes;
+    /* registration cache (MPI_T): requests, those that pinned, bytes pinned now */
+    uint64_t reg_requests, reg_misses, reg_pinned_bytes;
 };
 
 /* Our registration: the rcache's record plus the verbs MR behind it. */
@@ -63,13 +65,26 @@ struct openib_bounce_handle {
     uint64_t device;
 };
 
-/* Statistics shown at verbose >= 10 on finalize and used by tests. */
+/* Slots of the per-CPC connection counters: oob, rdma_cm, xoob, others. */
+#define OPENIB_STATS_CPCS 4
+
+/* Statistics of a port: shown at verbose >= 10 on finalize, used by tests,
+ * read through MPI_T (btl_openib_pvars.c, summed over the ports). */
 struct openib_stats {
     uint64_t sends, send_bytes, recvs, recv_bytes;
     uint64_t puts, gets, atomics, credit_writes, inline_sends, queued_for_credits;
     uint64_t inplace_sends, bounced;
     uint64_t eager_rdma_sends, eager_rdma_frag_sends, eager_rdma_recvs, eager_rdma_rings;
     uint64_t packed_bytes;   /* non-contiguous payload packed into fragments */
+    /* messages by path (bytes: PML header and payload) */
+    uint64_t queue_msgs, queue_bytes;    /* from a fragment, into a receive queue */
+    uint64_t frag_inline_msgs, frag_inline_bytes; /* fragment-less inline sendi */
+    uint64_t ring_bytes;                 /* RDMA-written into an eager ring */
+    uint64_t put_bytes, get_bytes;
+    uint64_t srq_low;                    /* a shared queue's limit event */
+    uint64_t ring_offers_taken;          /* rings peers offered us */
+    uint64_t conn_made[OPENIB_STATS_CPCS], conn_failed;
+    uint64_t conn_usec_sum[OPENIB_STATS_CPCS], conn_usec_max[OPENIB_STATS_CPCS];
 };
 
 enum openib_frag_kind {
@@ -201,6 +216,7 @@ struct mca_btl_base_endpoint_t {
     uint64_t peer_mailbox_addr;
     uint32_t peer_mailbox_rkey;
     struct openib_eager_rdma eager;
+    uint64_t conn_t0_usec;               /* when the connection started (statistics) */
     /* XRC (xoob): qps[q].qp is the remote node's shared send QP; each WR
      * names the peer's SRQ for queue q (btl_openib_xrc.c). */
     bool xrc;

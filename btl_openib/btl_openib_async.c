@@ -92,6 +92,7 @@ static void fail_ports(struct openib_device *dev, int port, const char *why)
 
 static void grow_srq(mca_btl_openib_module_t *m, int q)
 {
+    m->stats.srq_low++;
     const struct openib_rq *rq = &mca_btl_openib_component.rq.q[q];
     uint32_t have = m->srq_wr[q], want = have * 2, cap = rq->count * OPENIB_SRQ_GROWTH, i;
     struct ibv_srq_attr sa;

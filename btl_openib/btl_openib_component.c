@@ -16,6 +16,7 @@
 #include "btl_openib/btl_openib.h"
 #include "btl_openib/btl_openib_diag.h"
 #include "btl_openib/btl_openib_hmem_glue.h"
+#include "btl_openib/btl_openib_pvars.h"
 #include "mca/btl_openib_param_check.h"
 #include "mca/btl_openib_params.h"
 
@@ -87,6 +88,10 @@ static int openib_register(void)
         return rc;
     }
     rc = openib_hmem_glue_register(c);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    rc = openib_pvars_register(c);
     if (OPAL_SUCCESS != rc) {
         return rc;
     }

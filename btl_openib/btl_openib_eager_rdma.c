@@ -247,6 +247,7 @@ void openib_eager_rdma_on_offer(mca_btl_openib_endpoint_t *ep, const void *data,
     e->sent_n = 0;
     e->peer_returned = 0;
     e->peer_rkey = o.rkey; /* last: sendi looks at it */
+    ep->module->stats.ring_offers_taken++;
     OPENIB_VERBOSE(100, "%s offered an eager-RDMA ring of %u x %u bytes", ep->desc, o.slots,
                    o.slot_size);
 }
@@ -319,6 +320,7 @@ int openib_eager_rdma_sendi(mca_btl_openib_endpoint_t *ep, const void *header, s
     ep->module->stats.sends++;
     ep->module->stats.eager_rdma_sends++;
     ep->module->stats.send_bytes += size;
+    ep->module->stats.ring_bytes += size;
     return OPAL_SUCCESS;
 }
 
@@ -389,6 +391,7 @@ int openib_eager_rdma_send_frag(mca_btl_openib_endpoint_t *ep, struct openib_fra
     m->stats.eager_rdma_sends++;
     m->stats.eager_rdma_frag_sends++;
     m->stats.send_bytes += size;
+    m->stats.ring_bytes += size;
     if (early) {
         openib_frag_return(f);
     }

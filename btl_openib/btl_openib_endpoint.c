@@ -13,6 +13,7 @@
 #include "opal/util/proc.h"
 
 #include "btl_openib/btl_openib.h"
+#include "btl_openib/btl_openib_clock.h"
 #include "btl_openib/btl_openib_credits.h"
 #include "btl_openib/btl_openib_eager_rdma.h"
 #include "btl_openib/btl_openib_frag.h"
@@ -57,6 +58,21 @@ static int create_mailbox(mca_btl_openib_endpoint_t *ep)
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     return OPAL_SUCCESS;
+}
+
+/* Per-CPC counters: oob, rdma_cm and xoob have their own slot. */
+static int stats_slot(const mca_btl_openib_endpoint_t *ep)
+{
+    int id = ep->cpc ? ep->cpc->component->id : 0;
+
+    return id >= OPENIB_CPC_ID_OOB && id <= OPENIB_CPC_ID_XOOB ? id - 1 : OPENIB_STATS_CPCS - 1;
+}
+
+static void note_started(mca_btl_openib_endpoint_t *ep)
+{
+    if (0 == ep->conn_t0_usec) {
+        ep->conn_t0_usec = openib_now_usec();
+    }
 }
 
 /* Room in the CQ for everything this endpoint's QPs can complete. */
@@ -146,6 +162,7 @@ static int cb_local_qp_info(void *btl_ep, struct openib_cpc_qp_info *out)
     mca_btl_openib_endpoint_t *ep = btl_ep;
     int q, rc;
 
+    note_started(ep); /* the passive side: the peer's request is here */
     rc = create_qps(ep);
     if (OPAL_SUCCESS != rc) {
         return rc;
@@ -260,6 +277,18 @@ static int cb_post_recvs(void *btl_ep)
  * again to trigger them (a one-way burst). */
 static void now_connected(mca_btl_openib_endpoint_t *ep)
 {
+    struct openib_stats *st = &ep->module->stats;
+
+    if (!ep->is_self) {
+        int k = stats_slot(ep);
+        uint64_t usec = ep->conn_t0_usec ? openib_now_usec() - ep->conn_t0_usec : 0;
+
+        st->conn_made[k]++;
+        st->conn_usec_sum[k] += usec;
+        if (usec > st->conn_usec_max[k]) {
+            st->conn_usec_max[k] = usec;
+        }
+    }
     openib_lazy_connected(&ep->conn);
     (void) openib_credits_return(ep);
     if (!ep->eager.offered && ep->eager.seen >= (uint32_t) openib_params.eager_rdma_threshold) {
@@ -283,6 +312,7 @@ static void cb_connect_failed(void *btl_ep, int rc, const char *why)
     if (ep->conn.state == OPENIB_CONN_FAILED) {
         return;
     }
+    ep->module->stats.conn_failed++;
     /* The CPC says which step failed; what the BTL found (why it could not
      * make its part) goes with it. */
     if (why && ep->conn.why[0] && NULL == strstr(why, ep->conn.why)) {
@@ -360,6 +390,7 @@ static int lazy_start(void *ctx)
 {
     mca_btl_openib_endpoint_t *ep = ctx;
 
+    note_started(ep);
     if (ep->is_self) {
         return self_connect(ep);
     }

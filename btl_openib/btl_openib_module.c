@@ -263,6 +263,8 @@ static int sendi_inline(mca_btl_openib_module_t *m, mca_btl_base_endpoint_t *ep,
     m->stats.sends++;
     m->stats.inline_sends++;
     m->stats.send_bytes += total - sizeof(hdr);
+    m->stats.frag_inline_msgs++;
+    m->stats.frag_inline_bytes += total - sizeof(hdr);
     consume_payload(conv, payload_size);
     return OPAL_SUCCESS;
 }

@@ -206,8 +206,10 @@ static int rdma_common(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, 
     }
     if (op == IBV_WR_RDMA_WRITE) {
         m->stats.puts++;
+        m->stats.put_bytes += size;
     } else {
         m->stats.gets++;
+        m->stats.get_bytes += size;
     }
     return submit_rdma(ep, f);
 }

@@ -57,17 +57,22 @@ static int reg_mem(void *reg_data, void *base, size_t size, mca_rcache_base_regi
     reg->handle.base = (uintptr_t) base;
     reg->handle.len = size;
     reg->reg.handle_view = &reg->handle;
+    dev->reg_misses++;
+    dev->reg_pinned_bytes += size;
     return OPAL_SUCCESS;
 }
 
 static int dereg_mem(void *reg_data, mca_rcache_base_registration_t *r)
 {
+    struct openib_device *dev = reg_data;
     struct openib_reg_full *reg = (struct openib_reg_full *) r;
+    size_t len = reg->reg.mr ? reg->reg.mr->length : 0;
 
     if (reg->reg.mr && ibv_dereg_mr(reg->reg.mr)) {
         OPENIB_VERBOSE(1, "ibv_dereg_mr failed: %s", strerror(errno));
         return OPAL_ERROR;
     }
+    dev->reg_pinned_bytes -= len;
     reg->reg.mr = NULL;
     return OPAL_SUCCESS;
 }
@@ -142,6 +147,7 @@ mca_btl_base_registration_handle_t *openib_register_mem(mca_btl_base_module_t *b
     if (flags & MCA_BTL_REG_FLAG_REMOTE_ATOMIC) {
         access |= MCA_RCACHE_ACCESS_REMOTE_ATOMIC;
     }
+    m->dev->reg_requests++;
     rc = m->dev->rcache->rcache_register(m->dev->rcache, base, size, 0, access, &r);
     if (OPAL_SUCCESS != rc || NULL == r) {
         return NULL;

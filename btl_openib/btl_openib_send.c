@@ -154,6 +154,8 @@ static int post_now(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
         }
         ep->module->stats.sends++;
         ep->module->stats.send_bytes += f->len - sizeof(struct openib_hdr);
+        ep->module->stats.queue_msgs++;
+        ep->module->stats.queue_bytes += f->len - sizeof(struct openib_hdr);
         if (early_return) {
             openib_frag_return(f);
         }

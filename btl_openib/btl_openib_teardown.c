@@ -28,6 +28,7 @@
 
 #include "opal/constants.h"
 
+#include "btl_openib/btl_openib_clock.h"
 #include "btl_openib/btl_openib_credits.h"
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_send.h"
@@ -47,10 +48,7 @@ static long wait_budget_ms(void)
 
 static long now_ms(void)
 {
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long) t.tv_sec * 1000 + t.tv_nsec / 1000000;
+    return (long) (openib_now_usec() / 1000u);
 }
 
 static openib_frag_t *marker(mca_btl_openib_endpoint_t *ep, int q)
