@@ -17,6 +17,7 @@
 #include "btl_openib/btl_openib_diag.h"
 #include "btl_openib/btl_openib_hmem_glue.h"
 #include "btl_openib/btl_openib_pvars.h"
+#include "mca/btl_openib_params_old.h"
 #include "mca/btl_openib_param_check.h"
 #include "mca/btl_openib_params.h"
 
@@ -95,6 +96,10 @@ static int openib_register(void)
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
+    rc = openib_old_params_register(c); /* after ours: synonyms point at them */
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
     /* The standard btl_openib_* limits (eager_limit, exclusivity, ...): the
      * template must already carry flags and RDMA functions so that the
      * put/get-limit and pipeline variables get created too. */
@@ -136,6 +141,7 @@ static int check_params(void)
     char bad[128], why[240];
     int rc;
 
+    openib_old_params_apply(opal_process_info.nodename); /* before the checks: it may translate */
     if (openib_params.if_include && *openib_params.if_include && openib_params.if_exclude &&
         *openib_params.if_exclude) {
         openib_show_help("include-and-exclude", true, opal_process_info.nodename,
@@ -154,6 +160,17 @@ static int check_params(void)
         openib_show_help("bad-receive-queues", true, opal_process_info.nodename,
                          openib_params.receive_queues, bad, why);
         return rc;
+    }
+    if (mca_btl_openib_component.rq.ignored && openib_params_user_set("receive_queues")) {
+        uint32_t ig = mca_btl_openib_component.rq.ignored;
+        char list[400];
+
+        snprintf(list, sizeof(list), "%s%s%s",
+                 ig & OPENIB_RQ_IGNORED_P_LOW ? "P <low>: receive buffers are reposted as soon as they are consumed.\n  " : "",
+                 ig & OPENIB_RQ_IGNORED_P_RESERVE ? "P <reserve>: credits go back by RDMA write, using no receive buffer.\n  " : "",
+                 ig & OPENIB_RQ_IGNORED_MAX_PENDING ? "S/X <max_pending>: sends are not capped per queue; a shared queue grows on its limit event.\n  " : "");
+        openib_show_help("receive-queues-ignored-fields", true, opal_process_info.nodename,
+                         openib_params.receive_queues, list);
     }
     rc = openib_params_check(openib_params_get, NULL, &mca_btl_openib_component.rq, &err, &eff);
     if (OPAL_SUCCESS != rc) {

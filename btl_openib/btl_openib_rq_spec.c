@@ -47,7 +47,7 @@ static const char *const pp_fields[] = { "size", "count", "low", "window", "rese
 static const char *const srq_fields[] = { "size", "count", "low", "max_pending" };
 
 /* Parse one "T,a,b,..." token into q. */
-static int parse_one(char *tok, struct openib_rq *q, char *why, size_t why_len)
+static int parse_one(char *tok, struct openib_rq *q, uint32_t *ignored, char *why, size_t why_len)
 {
     const char *const *names;
     const char *txt[6] = { "" };
@@ -117,6 +117,7 @@ static int parse_one(char *tok, struct openib_rq *q, char *why, size_t why_len)
          * reposted as soon as they are consumed. */
         q->window = nf > 3 ? f[3] : q->count / 2;
         q->reserve = nf > 4 ? f[4] : (q->count >= 32 ? 4 : 1);
+        *ignored |= (nf > 2 ? OPENIB_RQ_IGNORED_P_LOW : 0u) | (nf > 4 ? OPENIB_RQ_IGNORED_P_RESERVE : 0u);
         if (q->window == 0 || q->window >= q->count) {
             snprintf(why, why_len, "the credit window must be between 1 and count-1");
             return -1;
@@ -127,6 +128,7 @@ static int parse_one(char *tok, struct openib_rq *q, char *why, size_t why_len)
         }
     } else {
         q->low = nf > 2 ? f[2] : q->count / 4;
+        *ignored |= nf > 3 ? OPENIB_RQ_IGNORED_MAX_PENDING : 0u;
         if (q->low >= q->count) {
             snprintf(why, why_len, "the low watermark must be smaller than count");
             return -1;
@@ -159,7 +161,7 @@ int openib_rq_spec_parse(const char *text, struct openib_rq_spec *out,
             goto out;
         }
         q = &out->q[out->num];
-        if (parse_one(tok, q, why, why_len)) {
+        if (parse_one(tok, q, &out->ignored, why, why_len)) {
             snprintf(bad, bad_len, "%s", tokcopy);
             rc = OPAL_ERR_BAD_PARAM;
             goto out;

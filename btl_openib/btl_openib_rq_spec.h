@@ -38,9 +38,16 @@ struct openib_rq {
     uint32_t reserve;     /* P: extra buffers kept for credit messages */
 };
 
+/* Fields of the old openib that are parsed (and checked) but have no use
+ * here; the component says so when a user gives them. */
+#define OPENIB_RQ_IGNORED_P_LOW       1u  /* P <low>: buffers are reposted at once */
+#define OPENIB_RQ_IGNORED_P_RESERVE   2u  /* P <reserve>: credits are RDMA writes */
+#define OPENIB_RQ_IGNORED_MAX_PENDING 4u  /* S/X <max_pending>: sends are not capped per queue */
+
 struct openib_rq_spec {
     int num;
     struct openib_rq q[OPENIB_MAX_QUEUES];
+    uint32_t ignored;     /* OPENIB_RQ_IGNORED_*: given, not used */
 };
 
 /* Parse; on error returns OPAL_ERR_BAD_PARAM and writes the offending token

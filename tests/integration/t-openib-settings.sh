@@ -196,6 +196,26 @@ ok "bad cpc_plugins: its help text shown, the job ran"
 expect_works fork-support --mca btl_openib_want_fork_support 1
 assert_grep 'openib: fork support enabled \(ibv_fork_init\)' "$OUT" "ibv_fork_init was called"
 
+# --- the old openib's parameters: accepted, never silently ignored ----------------------------
+expect_works old-use-eager-rdma --mca btl_openib_use_eager_rdma 0
+assert_grep '^btl_openib_use_eager_rdma \(set on [^ ]+ to "0"\) is a parameter of Open MPI.s own openib$' \
+	"$OUT" "the notice for btl_openib_use_eager_rdma"
+[ "$(openib_stats_sum "$OUT" eager_rdma_rings)" = 0 ] || fail "use_eager_rdma 0 did not turn the rings off"
+ok "old-use-eager-rdma: the notice, and 0 applied as eager_rdma_num 0"
+expect_works old-allow-ib --mca btl_openib_allow_ib 1
+assert_grep 'BTL\. openib-ng accepts it: not needed: openib-ng uses InfiniBand ports like any other\.$' \
+	"$OUT" "the notice for btl_openib_allow_ib"
+ok "old-allow-ib: the notice"
+expect_works old-synonym --mca btl_openib_max_eager_rdma 0
+[ "$(openib_stats_sum "$OUT" eager_rdma_rings)" = 0 ] || fail "btl_openib_max_eager_rdma 0 (synonym of eager_rdma_num) was not applied"
+ok "old-synonym: btl_openib_max_eager_rdma 0 set btl_openib_eager_rdma_num"
+expect_works rq-ignored-fields --mca btl_openib_receive_queues P,256,64,32,16,4:S,65536,64,16,8
+assert_grep 'btl_openib_receive_queues on [^ ]+ gives fields that openib-ng has no use for' "$OUT" "the notice"
+for f in 'P <low>' 'P <reserve>' 'S/X <max_pending>'; do
+	assert_grep "^ +$f: " "$OUT" "ignored field $f named"
+done
+ok "rq-ignored-fields: the fields openib-ng does not use are named, the job ran"
+
 # --- openib not named: quiet ------------------------------------------------------------------
 # "^tcp" excludes; it names no component, so openib is not asked for
 BTL=^tcp
