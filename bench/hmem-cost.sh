@@ -7,6 +7,8 @@
 #
 # Usage: bash bench/hmem-cost.sh [--rounds N] [--iters N] [--out DIR]
 #                                [--no-guest] [--no-callgrind]
+#        bash bench/hmem-cost.sh --rounds N --iters N --report DIR  (the table
+#                                of an earlier run's results only)
 #   1. callgrind (this machine, deterministic): instructions per lookup of
 #      one buffer, tests/unit/hmem/hmem_detect_bench in each case (see its
 #      header): the difference between N and 2N lookups, divided by N, so
@@ -19,8 +21,10 @@
 #                 btl_openib_hmem_cuda=auto (the application never loads it)
 #        always   the same with btl_openib_hmem_cuda=always: the driver is
 #                 loaded and started, and classifies every cache miss
-#      and prints the median of each over the rounds side by side, with the
-#      fake driver's call counts (a process that never loaded it has none).
+#      and prints the median and the minimum of each over the rounds side by
+#      side (on a shared, emulated machine whole runs get slowed down by
+#      other guests; the minimum is the least disturbed run), with the fake
+#      driver's call counts (a process that never loaded it has none).
 # Environment: OPENIB_BUILDDIR (default: the source tree), built with
 # `sh scripts/build.sh` and the unit tests' programs (`make check`).
 # Exit status: 0 when every measurement ran and verified its data.
@@ -67,12 +71,12 @@ in_guest() {
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 report_guest() {
-	local res=$1 cfg r v line
+	local res=$1 cfg r v m line
 	echo
 	echo "== openib_bench 8 B ping-pong latency (us, median iteration of $ITERS), $ROUNDS rounds"
 	printf '%-9s' config
 	for ((r = 1; r <= ROUNDS; r++)); do printf ' %8s' "r$r"; done
-	printf ' %8s  %s\n' median "fake driver calls (all ranks, all rounds)"
+	printf ' %8s %8s  %s\n' median min "fake driver calls (all ranks, all rounds)"
 	for cfg in "${CONFIGS[@]}"; do
 		printf '%-9s' "$cfg"
 		for ((r = 1; r <= ROUNDS; r++)); do
@@ -80,13 +84,14 @@ report_guest() {
 			printf ' %8s' "${v:-failed}"
 		done
 		v=$(for ((r = 1; r <= ROUNDS; r++)); do awk -F, '$1 == 8 && $15 == 0 { print $2 }' "$res/$cfg.r$r.csv" 2>/dev/null; done | median)
+		m=$(for ((r = 1; r <= ROUNDS; r++)); do awk -F, '$1 == 8 && $15 == 0 { print $2 }' "$res/$cfg.r$r.csv" 2>/dev/null; done | sort -g | head -n 1)
 		if [ -f "$res/fake.$cfg" ]; then
 			line=$(awk '{ for (i = 3; i <= NF; i++) { split($i, kv, "="); s[kv[1]] += kv[2] } n++ }
 				END { printf "%d processes loaded it: init=%d attr=%d uninit_calls=%d", n, s["init"], s["attr"], s["uninit_calls"] }' "$res/fake.$cfg")
 		else
 			line="never loaded (no cuInit, no call)"
 		fi
-		printf ' %8s  %s\n' "$v" "$line"
+		printf ' %8s %8s  %s\n' "$v" "${m:--}" "$line"
 	done
 	echo "HMEM lines of the component's log (round 1, rank 0/1):"
 	for cfg in "${CONFIGS[@]}"; do
@@ -127,6 +132,7 @@ while [ $# -gt 0 ]; do
 	--no-guest) GUEST=0 ;;
 	--no-callgrind) CALLGRIND=0 ;;
 	--in-guest) in_guest "$2"; exit $? ;;
+	--report) report_guest "$2"; exit 0 ;;
 	-h | --help) sed -n '2,/^$/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "$PROG: unknown option $1" >&2; exit 2 ;;
 	esac
