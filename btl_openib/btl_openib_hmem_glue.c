@@ -25,12 +25,21 @@ int openib_hmem_glue_register(struct mca_base_component_2_1_0_t *c)
     return openib_hmem_register_params(c);
 }
 
+/* CUDA starts lazily, on the data path: say so when it does. */
+static void openib_hmem_glue_status(enum openib_hmem_iface iface, const char *status)
+{
+    (void) iface;
+    OPENIB_VERBOSE(10, "HMEM: %s", status);
+}
+
 int openib_hmem_glue_init(void)
 {
     int rc = openib_hmem_component_init(&mca_btl_openib_component.hmem_root);
 
     if (OPAL_SUCCESS == rc) {
         OPENIB_VERBOSE(10, "HMEM: %s", openib_hmem_iface_status(OPENIB_HMEM_CUDA));
+        OPENIB_VERBOSE(10, "HMEM: %s", openib_hmem_cache_status());
+        openib_hmem_set_status_hook(openib_hmem_glue_status);
     }
     return rc; /* a plug-in failure was already shown to the user */
 }
@@ -38,6 +47,7 @@ int openib_hmem_glue_init(void)
 void openib_hmem_glue_fini(void)
 {
     if (mca_btl_openib_component.hmem_root) {
+        openib_hmem_set_status_hook(NULL);
         openib_hmem_component_fini();
         mca_btl_openib_component.hmem_root = NULL;
     }

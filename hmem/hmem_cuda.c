@@ -2,7 +2,10 @@
  * hmem_cuda.c - the CUDA driver API, loaded at run time with dlopen so the
  * build needs no CUDA and a host without it loses nothing. Only the few
  * driver entry points below are used; their types and constants are
- * declared here from the driver API's documented ABI.
+ * declared here from the driver API's documented ABI. When the driver is
+ * started (cuInit) is decided in hmem_iface.c; nothing here calls the
+ * driver before hmem_cuda_start has run cuInit (the driver API requires
+ * cuInit before any other call).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -18,8 +21,11 @@ typedef struct hmem_cu_ctx *hmem_cu_context;   /* CUcontext, opaque */
 enum {
     HMEM_CU_POINTER_ATTRIBUTE_CONTEXT = 1,
     HMEM_CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+    HMEM_CU_POINTER_ATTRIBUTE_BUFFER_ID = 7,  /* unsigned long long, unique per allocation */
     HMEM_CU_POINTER_ATTRIBUTE_IS_MANAGED = 8,
     HMEM_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+    HMEM_CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11, /* CUdeviceptr */
+    HMEM_CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12,       /* size_t */
 };
 enum {
     HMEM_CU_MEMORYTYPE_HOST = 1,
@@ -72,22 +78,25 @@ static const char *hmem_cu_strerror(hmem_cu_result rc)
     return "unknown CUDA error";
 }
 
-int hmem_cuda_probe(char *why, size_t why_len)
+bool hmem_cuda_lib_loaded(const char *lib)
 {
-    const char *lib = getenv("OPENIB_HMEM_CUDA_LIBRARY");
+    void *h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
+
+    if (NULL == h) {
+        return false;
+    }
+    dlclose(h); /* NOLOAD took a reference; the library stays loaded */
+    return true;
+}
+
+int hmem_cuda_start(const char *lib, char *why, size_t why_len)
+{
     const char *err;
     void *sym;
     hmem_cu_result rc;
     int version = 0, count = 0;
     size_t i;
 
-    if (NULL == lib) {
-        lib = "libcuda.so.1";
-    }
-    if ('\0' == lib[0]) {
-        snprintf(why, why_len, "disabled (OPENIB_HMEM_CUDA_LIBRARY is empty)");
-        return -ENODEV;
-    }
     hmem_cu.handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (NULL == hmem_cu.handle) {
         err = dlerror();
@@ -126,26 +135,60 @@ err_out:
     return -ENODEV;
 }
 
-bool hmem_cuda_is_device_ptr(const void *addr, uint64_t *device)
+void hmem_cuda_classify(const void *addr, struct hmem_mt_entry *e)
 {
-    hmem_cu_deviceptr p = (hmem_cu_deviceptr) (uintptr_t) addr;
+    hmem_cu_deviceptr p = (hmem_cu_deviceptr) (uintptr_t) addr, start = 0;
+    unsigned long long id = 0;
     unsigned int type = 0, managed = 0;
+    size_t size = 0;
     int ordinal = 0;
 
-    /* Host memory the driver never saw answers with an error: not ours. */
+    memset(e, 0, sizeof(*e));
+    e->type = HMEM_MT_HOST;
+    /* Host memory the driver never saw answers with an error: not ours.
+     * One call, and only on a cache miss. */
     if (0 != hmem_cu.pointer_get_attribute(&type, HMEM_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p)) {
-        return false;
+        return;
     }
-    if (HMEM_CU_MEMORYTYPE_DEVICE != type && HMEM_CU_MEMORYTYPE_UNIFIED != type &&
-        (0 != hmem_cu.pointer_get_attribute(&managed, HMEM_CU_POINTER_ATTRIBUTE_IS_MANAGED, p) ||
-         !managed)) {
-        return false; /* registered or pinned host memory: plain memcpy works */
+    if (0 != hmem_cu.pointer_get_attribute(&managed, HMEM_CU_POINTER_ATTRIBUTE_IS_MANAGED, p)) {
+        managed = 0;
     }
-    if (0 != hmem_cu.pointer_get_attribute(&ordinal, HMEM_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p)) {
+    if (managed) {
+        e->type = HMEM_MT_CUDA_MANAGED;
+    } else if (HMEM_CU_MEMORYTYPE_DEVICE == type || HMEM_CU_MEMORYTYPE_UNIFIED == type) {
+        e->type = HMEM_CU_MEMORYTYPE_DEVICE == type ? HMEM_MT_CUDA_DEVICE : HMEM_MT_CUDA_MANAGED;
+    } else {
+        e->type = HMEM_MT_CUDA_PINNED; /* registered or pinned host memory: memcpy works */
+    }
+    if (HMEM_MT_CUDA_PINNED != e->type &&
+        0 != hmem_cu.pointer_get_attribute(&ordinal, HMEM_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p)) {
         ordinal = 0;
     }
-    *device = (uint64_t) ordinal;
-    return true;
+    e->device = ordinal < 0 ? 0 : (uint32_t) ordinal;
+    /* Without an id the entry could not be checked on a hit: cache the
+     * address alone then (end == start: hmem_mt_insert ignores it). */
+    if (0 == hmem_cu.pointer_get_attribute(&id, HMEM_CU_POINTER_ATTRIBUTE_BUFFER_ID, p) &&
+        0 == hmem_cu.pointer_get_attribute(&start, HMEM_CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p) &&
+        0 == hmem_cu.pointer_get_attribute(&size, HMEM_CU_POINTER_ATTRIBUTE_RANGE_SIZE, p) &&
+        start <= p && p - start < size) {
+        e->buffer_id = id;
+        e->start = (uintptr_t) start;
+        e->end = (uintptr_t) (start + size);
+    } else {
+        e->start = e->end = (uintptr_t) p;
+    }
+}
+
+int hmem_cuda_buffer_id(const void *addr, uint64_t *id)
+{
+    unsigned long long v = 0;
+
+    if (0 != hmem_cu.pointer_get_attribute(&v, HMEM_CU_POINTER_ATTRIBUTE_BUFFER_ID,
+                                           (hmem_cu_deviceptr) (uintptr_t) addr)) {
+        return -1;
+    }
+    *id = v;
+    return 0;
 }
 
 /* The driver copies need a current context; a progress thread that never

@@ -117,14 +117,60 @@ static inline ssize_t hmem_iov_walk(const struct iovec *iov, size_t cnt, uint64_
     return (ssize_t) done;
 }
 
+/* ---- the memory-type cache (hmem_mtcache.c) ---- */
+
+/* What a cached range is. HOST: ordinary host memory, cached a page at a
+ * time and valid until the memory hooks report it released. The CUDA kinds
+ * come from the driver with the allocation's range and buffer id; an entry
+ * is used only after the driver confirms the id at the address (the driver
+ * can free and re-create an allocation without any munmap we could see). */
+enum hmem_mt_type {
+    HMEM_MT_HOST = 0,
+    HMEM_MT_CUDA_DEVICE = 1,
+    HMEM_MT_CUDA_MANAGED = 2,
+    HMEM_MT_CUDA_PINNED = 3, /* host memory the driver knows: memcpy is fine */
+    /* Was a driver allocation, now freed: the driver's address space, not
+     * host memory, though the driver does not know it any more. Every
+     * lookup asks the driver; no host page is cached there (a dangling
+     * pointer must not make a later allocation look like host memory). */
+    HMEM_MT_CUDA_FREED = 4,
+};
+
+struct hmem_mt_entry {
+    uintptr_t start, end; /* [start, end) */
+    uint64_t buffer_id;   /* the driver's CU_POINTER_ATTRIBUTE_BUFFER_ID; 0 for HOST */
+    uint32_t device;      /* CUDA ordinal */
+    uint32_t type;        /* enum hmem_mt_type */
+};
+
+/* The entry holding addr, if any (lock-free, no allocation, no syscall). */
+bool hmem_mt_lookup(uintptr_t addr, struct hmem_mt_entry *out);
+/* Bumped by every release: an insert whose classification started under an
+ * older generation is dropped (a release may have raced with it). */
+uint64_t hmem_mt_generation(void);
+/* Cache the page around addr as host memory (clipped to its neighbours),
+ * if host caching is on and gen is still current. */
+void hmem_mt_insert_host(uintptr_t addr, uint64_t gen);
+/* Cache a driver allocation; entries it overlaps are stale and go. */
+void hmem_mt_insert(const struct hmem_mt_entry *e, uint64_t gen);
+/* e was found stale by the driver (its buffer id changed or vanished):
+ * turn it into HMEM_MT_CUDA_FREED, if it is still there. */
+void hmem_mt_mark_freed(const struct hmem_mt_entry *e);
+
 /* ---- CUDA (hmem_cuda.c): the driver library loaded at run time ---- */
 
-/* Load the driver (env OPENIB_HMEM_CUDA_LIBRARY overrides "libcuda.so.1";
- * empty disables), cuInit, count devices. 0 when usable; why says what was
- * found either way. Called once, from the interface probe. */
-int hmem_cuda_probe(char *why, size_t why_len);
-/* True when addr is CUDA device or managed memory; *device = its ordinal. */
-bool hmem_cuda_is_device_ptr(const void *addr, uint64_t *device);
+/* Load the driver library `lib` (dlopen + dlsym; no driver call), cuInit,
+ * count devices. 0 when usable; why says what was found either way. */
+int hmem_cuda_start(const char *lib, char *why, size_t why_len);
+/* True when `lib` is already loaded in this process (by the application or
+ * its CUDA runtime): dlopen(RTLD_NOLOAD), which never loads it. */
+bool hmem_cuda_lib_loaded(const char *lib);
+/* Classify addr with the driver (started). HOST when the driver does not
+ * know it; else the allocation's kind, range, buffer id and ordinal. */
+void hmem_cuda_classify(const void *addr, struct hmem_mt_entry *e);
+/* The buffer id of the allocation at addr: 0, or -1 when the driver does
+ * not know addr (any more). */
+int hmem_cuda_buffer_id(const void *addr, uint64_t *id);
 /* Copy pieces for hmem_iov_walk: -EIO when the driver's copy fails. */
 int hmem_cuda_seg_from(void *hmem, void *host, size_t n, uint64_t device);
 int hmem_cuda_seg_to(void *hmem, void *host, size_t n, uint64_t device);

@@ -2,11 +2,15 @@
  * openib_hmem_btl.h - the HMEM copy hooks as the BTL sees them.
  *
  * Lifecycle (component open/close are single-threaded):
- *   openib_hmem_register_params()   component register: btl_openib_hmem_override
- *   openib_hmem_component_init()    component init: probe memory interfaces,
- *                                   create and publish the root object, load
- *                                   the override plug-in the parameter names
- *                                   (errors shown through opal_show_help)
+ *   openib_hmem_register_params()   component register: btl_openib_hmem_override,
+ *                                   btl_openib_hmem_cuda
+ *   openib_hmem_component_init()    component init: check btl_openib_hmem_cuda,
+ *                                   probe memory interfaces, hook the
+ *                                   memory-type cache to Open MPI's memory
+ *                                   hooks, create and publish the root
+ *                                   object, load the override plug-in the
+ *                                   parameter names (errors shown through
+ *                                   opal_show_help)
  *   openib_hmem_object_create()     per BTL module, from the root
  *   openib_hmem_copy_*()            the fragment path: every payload copy
  *   openib_hmem_object_free()       per module, at module finalize
@@ -31,7 +35,8 @@
 
 struct mca_base_component_2_1_0_t;
 /* Registers <type>_<component>_hmem_override (btl_openib_hmem_override), a
- * string: path of an override plug-in, empty = none. */
+ * string: path of an override plug-in, empty = none; and
+ * <type>_<component>_hmem_cuda: auto, never or always (when CUDA starts). */
 int openib_hmem_register_params(const struct mca_base_component_2_1_0_t *btl_component);
 
 /* Probe memory interfaces, create the root object (published for
@@ -120,9 +125,63 @@ const char *openib_hmem_iface_status(enum openib_hmem_iface iface);
  * the NIC (inline) instead of staging them, without bypassing an override. */
 bool openib_hmem_is_plain_host(const struct openib_hmem_object *obj, const void *addr);
 
-/* Which interface addr belongs to, and its device id. Without CUDA this is
- * one branch returning SYSTEM; with CUDA one driver query. Returns 0. */
+/* Which interface addr belongs to, and its device id. addr is a byte the
+ * caller is about to copy or register (live memory: its page is cached as
+ * host memory when the driver does not know it). With CUDA not used (never,
+ * or not usable) this is one branch returning SYSTEM; otherwise a lookup in
+ * the memory-type cache: host memory costs no driver call once its page is
+ * cached, a cached CUDA allocation one (its buffer id is checked), a miss
+ * classifies (and may start CUDA, see openib_hmem_set_cuda_mode). Returns 0. */
 int openib_hmem_detect(const void *addr, enum openib_hmem_iface *iface, uint64_t *device);
+
+/* ---- when CUDA is started (btl_openib_hmem_cuda) ---- */
+
+enum openib_hmem_cuda_mode {
+    /* Start CUDA (cuInit) when a buffer is looked up and the CUDA driver
+     * library is loaded in the process: without it no device memory can
+     * exist, so a process that never loads it never starts CUDA. */
+    OPENIB_HMEM_CUDA_AUTO = 0,
+    /* Never: every buffer is host memory (device memory would be copied
+     * with memcpy and crash). */
+    OPENIB_HMEM_CUDA_NEVER = 1,
+    /* At component init, whether any buffer is device memory or not (the
+     * behaviour before lazy start-up). */
+    OPENIB_HMEM_CUDA_ALWAYS = 2,
+};
+
+/* Set the mode (default AUTO) and apply it now: ALWAYS starts CUDA at once;
+ * a started driver stays started. 0, or -EINVAL for an unknown mode. */
+int openib_hmem_set_cuda_mode(enum openib_hmem_cuda_mode mode);
+enum openib_hmem_cuda_mode openib_hmem_cuda_mode(void);
+
+/* Called once when CUDA starts (or fails to) at run time, from whatever
+ * thread looked the buffer up, with the new status line (for the log). */
+typedef void (*openib_hmem_status_fn)(enum openib_hmem_iface iface, const char *status);
+void openib_hmem_set_status_hook(openib_hmem_status_fn fn);
+
+/* ---- the memory-type cache (hmem/hmem_mtcache.c) ---- */
+
+struct openib_hmem_cache_stats {
+    uint64_t hits, misses;  /* lookups (statistics: exact while one thread detects) */
+    uint64_t inserts;       /* ranges cached (or grown) */
+    uint64_t releases;      /* memory-hook reports */
+    uint64_t dropped;       /* entries cut or removed by releases */
+    uint64_t stale;         /* CUDA entries whose buffer id changed or vanished */
+    uint64_t flushes;       /* the cache was full and emptied */
+    uint32_t entries;
+    bool host_caching;
+};
+void openib_hmem_cache_get_stats(struct openib_hmem_cache_stats *st);
+/* What Open MPI's memory hooks call: [addr, addr + len) was unmapped (or
+ * may change): forget what was cached there. Async-safe enough for the
+ * hooks: no allocation, one mutex. */
+void openib_hmem_cache_release(const void *addr, size_t len);
+/* Host ranges are cached only while something reports releases (the
+ * component turns this on when Open MPI's memory hooks do). Off flushes. */
+void openib_hmem_cache_set_host_caching(bool on);
+void openib_hmem_cache_flush(void);
+/* One line for logs: whether host ranges are cached. */
+const char *openib_hmem_cache_status(void);
 
 /* ---- plug-ins (negative errno; reason in `why`) ---- */
 

@@ -4,7 +4,8 @@
 # interface, refuses to register device memory for remote access (no
 # peer-direct), so the PML falls back to send fragments, and the BTL copies
 # the device payload into them through the HMEM hook (the driver's
-# device-to-host copy). Data verifies both ways.
+# device-to-host copy). Data verifies both ways. The application loads the
+# driver after MPI_Init: CUDA is not started at init, but on first use.
 # timeout: 200
 . "$OPENIB_SRCDIR/tests/integration/lib.sh"
 . "$OPENIB_SRCDIR/tests/integration/openib_lib.sh"
@@ -20,7 +21,8 @@ out=$OPENIB_TEST_TMP/dev.out
 rc=$?
 show "$out"
 [ "$rc" = 0 ] || fail "mpirun exited with status $rc"
-assert_grep 'openib: HMEM: cuda: available' "$out" "the component found the (fake) CUDA driver"
+assert_grep 'openib: HMEM: cuda: not started: ' "$out" "CUDA not started at init: the application had not loaded the driver yet"
+assert_grep 'openib: HMEM: cuda: available: .*started on first use' "$out" "the component started the (fake) CUDA driver once the application had loaded it"
 assert_grep '^hmem-device rank=0 .* errors=0$' "$out" "rank 0 got back what rank 1 sent from device memory"
 assert_grep '^hmem-device rank=1 .* errors=0$' "$out" "rank 1 received into device memory"
 assert_grep 'cuda memory\) cannot be registered for remote access' "$out" "device memory refused for remote RDMA"

@@ -1,39 +1,125 @@
 /*
  * hmem_fake_cuda.c - a stand-in for libcuda.so.1 with the few driver entry
- * points hmem_cuda.c loads, so the CUDA code path (loading, detection,
- * context borrowing, segment copies, errors) runs on hosts without a GPU.
- * "Device memory" is two static arenas (devices 0 and 1); a managed and a
- * pinned-host arena answer like the real driver does for those.
- * Like the driver, copies need a current context (thread-local here).
+ * points hmem_cuda.c loads, so the CUDA code path (loading, lazy start,
+ * detection, the memory-type cache, context borrowing, segment copies,
+ * errors) runs on hosts without a GPU.
+ *
+ * "Device memory" is host memory the fake calls an allocation: two static
+ * arenas (devices 0 and 1), a managed and a pinned-host arena, allocated
+ * when the library loads; a test can make any other range an allocation of
+ * any kind (fake_cuda_alloc) and free it again (fake_cuda_free). Each
+ * allocation gets a new buffer id, as the driver's never repeat. It answers
+ * pointer attributes the way the real driver does for those kinds.
+ * Like the driver, copies need a current context (thread-local here), and
+ * every call but cuInit and cuDriverGetVersion fails with
+ * CUDA_ERROR_NOT_INITIALIZED before cuInit succeeded (counted: a caller
+ * that breaks the driver API's rule shows up in uninit_calls).
  *   FAKE_CUDA_INIT_RC=N      cuInit returns N
  *   FAKE_CUDA_DEVICES=N      cuDeviceGetCount reports N (default 2)
+ *   FAKE_CUDA_REPORT=path    append the call counts to path at exit
  *   -DFAKE_CUDA_OMIT_HTOD    build without cuMemcpyHtoD_v2 (an "old driver")
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
-enum { ARENA = 65536 };
-static unsigned char dev_mem[2][ARENA], managed_mem[4096], pinned_mem[4096];
+enum { ARENA = 65536, SMALL = 4096, MAX_ALLOCS = 64 };
+enum { FAKE_DEVICE = 0, FAKE_MANAGED = 1, FAKE_PINNED = 2 }; /* fake_cuda_alloc kinds */
+enum { CUDA_ERROR_INVALID_VALUE = 1, CUDA_ERROR_NOT_INITIALIZED = 3,
+       CUDA_ERROR_INVALID_CONTEXT = 201 };
+
+static unsigned char dev_mem[2][ARENA], managed_mem[SMALL], pinned_mem[SMALL];
+static unsigned char pool_mem[ARENA]; /* no allocation until a test makes one */
 static int fake_ctx[2]; /* the contexts are their addresses */
 static __thread void *ctx_stack[8];
 static __thread int ctx_depth;
+static int initialized;
 
-/* Seen by the test through dlsym. */
+static struct fake_alloc {
+    uintptr_t base;
+    size_t len;
+    int kind, dev, live;
+    unsigned long long id;
+} allocs[MAX_ALLOCS];
+static unsigned long long next_id = 0x1000;
+
+/* Seen by the tests through dlsym. New fields go at the end (the
+ * integration test hmem_device.c reads the first six). */
 EXPORT struct fake_cuda_stats {
     unsigned long dtoh, htod, push, pop, attr, no_ctx_errors;
+    unsigned long init;         /* cuInit calls */
+    unsigned long uninit_calls; /* calls refused: made before cuInit */
 } fake_cuda_stats;
 
+/* Make [base, base+len) an allocation of `kind` on device `dev`; returns
+ * its new buffer id (0: no room). */
+EXPORT unsigned long long fake_cuda_alloc(void *base, size_t len, int kind, int dev)
+{
+    int i;
+
+    for (i = 0; i < MAX_ALLOCS; ++i) {
+        if (!allocs[i].live) {
+            allocs[i] = (struct fake_alloc) { .base = (uintptr_t) base, .len = len, .kind = kind,
+                                              .dev = dev, .live = 1, .id = ++next_id };
+            return allocs[i].id;
+        }
+    }
+    return 0;
+}
+
+/* The allocation that starts at base is gone (like cuMemFree: nothing is
+ * unmapped). 0, or -1 when there is none. */
+EXPORT int fake_cuda_free(void *base)
+{
+    int i;
+
+    for (i = 0; i < MAX_ALLOCS; ++i) {
+        if (allocs[i].live && allocs[i].base == (uintptr_t) base) {
+            allocs[i].live = 0;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static void fake_report(void)
+{
+    const char *path = getenv("FAKE_CUDA_REPORT");
+    FILE *f;
+
+    if (NULL == path || NULL == (f = fopen(path, "a"))) {
+        return;
+    }
+    fprintf(f, "fake-cuda pid=%ld init=%lu attr=%lu dtoh=%lu htod=%lu uninit_calls=%lu\n",
+            (long) getpid(), fake_cuda_stats.init, fake_cuda_stats.attr, fake_cuda_stats.dtoh,
+            fake_cuda_stats.htod, fake_cuda_stats.uninit_calls);
+    fclose(f);
+}
+
+__attribute__((constructor)) static void fake_load(void)
+{
+    fake_cuda_alloc(dev_mem[0], ARENA, FAKE_DEVICE, 0);
+    fake_cuda_alloc(dev_mem[1], ARENA, FAKE_DEVICE, 1);
+    fake_cuda_alloc(managed_mem, SMALL, FAKE_MANAGED, 0);
+    fake_cuda_alloc(pinned_mem, SMALL, FAKE_PINNED, 0);
+    atexit(fake_report);
+}
+
+/* 0, 1: device arenas; 2: managed; 3: pinned host; 4: a pool that is no
+ * allocation (for fake_cuda_alloc). */
 EXPORT void *fake_cuda_arena(int which, size_t *len)
 {
-    *len = which < 2 ? ARENA : 4096;
+    *len = which < 2 || 4 == which ? ARENA : SMALL;
     switch (which) {
     case 0: return dev_mem[0];
     case 1: return dev_mem[1];
     case 2: return managed_mem;
-    default: return pinned_mem;
+    case 3: return pinned_mem;
+    default: return pool_mem;
     }
 }
 
@@ -47,29 +133,39 @@ EXPORT void fake_cuda_set_current(int dev)
     }
 }
 
-/* Which arena holds [p, p+n): 0/1 device, 2 managed, 3 pinned, -1 none. */
-static int fake_where(uintptr_t p, size_t n)
+/* The live allocation holding [p, p+n), or NULL. */
+static const struct fake_alloc *fake_where(uintptr_t p, size_t n)
 {
-    static const struct { unsigned char *base; size_t len; } arenas[4] = {
-        { dev_mem[0], ARENA }, { dev_mem[1], ARENA },
-        { managed_mem, sizeof(managed_mem) }, { pinned_mem, sizeof(pinned_mem) },
-    };
     int i;
 
-    for (i = 0; i < 4; ++i) {
-        uintptr_t b = (uintptr_t) arenas[i].base;
-        if (p >= b && p + n <= b + arenas[i].len) {
-            return i;
+    for (i = 0; i < MAX_ALLOCS; ++i) {
+        if (allocs[i].live && p >= allocs[i].base && p + n <= allocs[i].base + allocs[i].len) {
+            return &allocs[i];
         }
     }
-    return -1;
+    return NULL;
+}
+
+static int fake_check_init(void)
+{
+    if (!initialized) {
+        fake_cuda_stats.uninit_calls++;
+        return CUDA_ERROR_NOT_INITIALIZED;
+    }
+    return 0;
 }
 
 EXPORT int cuInit(unsigned int flags)
 {
     const char *rc = getenv("FAKE_CUDA_INIT_RC");
+    int r = NULL != rc ? atoi(rc) : 0;
+
     (void) flags;
-    return NULL != rc ? atoi(rc) : 0;
+    fake_cuda_stats.init++;
+    if (0 == r) {
+        initialized = 1;
+    }
+    return r;
 }
 
 EXPORT int cuDriverGetVersion(int *v)
@@ -81,43 +177,67 @@ EXPORT int cuDriverGetVersion(int *v)
 EXPORT int cuDeviceGetCount(int *n)
 {
     const char *d = getenv("FAKE_CUDA_DEVICES");
+
+    if (fake_check_init()) {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    }
     *n = NULL != d ? atoi(d) : 2;
     return 0;
 }
 
 EXPORT int cuPointerGetAttribute(void *data, int attr, unsigned long long ptr)
 {
-    int w = fake_where((uintptr_t) ptr, 1);
+    const struct fake_alloc *a;
 
+    if (fake_check_init()) {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    }
     fake_cuda_stats.attr++;
-    if (w < 0) {
-        return 1; /* CUDA_ERROR_INVALID_VALUE: memory the driver never saw */
+    a = fake_where((uintptr_t) ptr, 1);
+    if (NULL == a) {
+        return CUDA_ERROR_INVALID_VALUE; /* memory the driver never saw */
     }
     switch (attr) {
     case 1: /* CONTEXT */
-        *(void **) data = w < 2 ? (void *) &fake_ctx[w] : (void *) &fake_ctx[0];
+        *(void **) data = FAKE_PINNED != a->kind ? (void *) &fake_ctx[a->dev & 1]
+                                                 : (void *) &fake_ctx[0];
         return 0;
-    case 2: /* MEMORY_TYPE: device arenas DEVICE; managed and pinned HOST */
-        *(unsigned int *) data = w < 2 ? 2 : 1;
+    case 2: /* MEMORY_TYPE: device DEVICE; managed and pinned HOST */
+        *(unsigned int *) data = FAKE_DEVICE == a->kind ? 2 : 1;
+        return 0;
+    case 7: /* BUFFER_ID */
+        *(unsigned long long *) data = a->id;
         return 0;
     case 8: /* IS_MANAGED */
-        *(unsigned int *) data = 2 == w;
+        *(unsigned int *) data = FAKE_MANAGED == a->kind;
         return 0;
     case 9: /* DEVICE_ORDINAL */
-        *(int *) data = w < 2 ? w : 0;
+        *(int *) data = FAKE_PINNED != a->kind ? a->dev : 0;
+        return 0;
+    case 11: /* RANGE_START_ADDR */
+        *(unsigned long long *) data = a->base;
+        return 0;
+    case 12: /* RANGE_SIZE */
+        *(size_t *) data = a->len;
         return 0;
     }
-    return 1;
+    return CUDA_ERROR_INVALID_VALUE;
 }
 
 static int fake_copy_check(uintptr_t dev, size_t n)
 {
+    const struct fake_alloc *a;
+
+    if (fake_check_init()) {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    }
     if (0 == ctx_depth || NULL == ctx_stack[ctx_depth - 1]) {
         fake_cuda_stats.no_ctx_errors++;
-        return 201; /* CUDA_ERROR_INVALID_CONTEXT */
+        return CUDA_ERROR_INVALID_CONTEXT;
     }
-    if (fake_where(dev, n) < 0 || 3 == fake_where(dev, n)) {
-        return 1;
+    a = fake_where(dev, n);
+    if (NULL == a || FAKE_PINNED == a->kind) {
+        return CUDA_ERROR_INVALID_VALUE;
     }
     return 0;
 }
@@ -148,14 +268,20 @@ EXPORT int cuMemcpyHtoD_v2(unsigned long long dst, const void *src, size_t n)
 
 EXPORT int cuCtxGetCurrent(void **ctx)
 {
+    if (fake_check_init()) {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    }
     *ctx = ctx_depth > 0 ? ctx_stack[ctx_depth - 1] : NULL;
     return 0;
 }
 
 EXPORT int cuCtxPushCurrent_v2(void *ctx)
 {
+    if (fake_check_init()) {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    }
     if (ctx_depth >= 8) {
-        return 1;
+        return CUDA_ERROR_INVALID_VALUE;
     }
     ctx_stack[ctx_depth++] = ctx;
     fake_cuda_stats.push++;
@@ -164,8 +290,11 @@ EXPORT int cuCtxPushCurrent_v2(void *ctx)
 
 EXPORT int cuCtxPopCurrent_v2(void **ctx)
 {
+    if (fake_check_init()) {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    }
     if (0 == ctx_depth) {
-        return 1;
+        return CUDA_ERROR_INVALID_VALUE;
     }
     *ctx = ctx_stack[--ctx_depth];
     fake_cuda_stats.pop++;

@@ -4,8 +4,11 @@
  * reason, that buffers are detected as system memory and CUDA copies refuse
  * with -ENODEV, then SKIPs (exit 77) the device checks with that reason.
  * With one: allocates device memory through the driver API and checks
- * detection, copies through iovecs both ways (also from a thread that has
- * no current context), and data integrity.
+ * detection (device, managed and pinned host memory, and a device buffer
+ * freed and allocated again, through the memory-type cache), copies
+ * through iovecs both ways (also from a thread that has no current
+ * context), and data integrity. CUDA is started with mode always (what
+ * auto would do once the application loads the driver).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -28,6 +31,9 @@ static struct {
     cu_result (*ctx_set_current)(void *ctx);
     cu_result (*mem_alloc)(cu_deviceptr *p, size_t n);
     cu_result (*mem_free)(cu_deviceptr p);
+    cu_result (*mem_alloc_managed)(cu_deviceptr *p, size_t n, unsigned int flags); /* optional */
+    cu_result (*mem_alloc_host)(void **p, size_t n);                             /* optional */
+    cu_result (*mem_free_host)(void *p);                                         /* optional */
 } cu;
 
 static struct openib_hmem_object *obj;
@@ -49,6 +55,9 @@ static int load_driver_test_api(void)
     *(void **) &cu.ctx_set_current = dlsym(h, "cuCtxSetCurrent");
     *(void **) &cu.mem_alloc = dlsym(h, "cuMemAlloc_v2");
     *(void **) &cu.mem_free = dlsym(h, "cuMemFree_v2");
+    *(void **) &cu.mem_alloc_managed = dlsym(h, "cuMemAllocManaged");
+    *(void **) &cu.mem_alloc_host = dlsym(h, "cuMemAllocHost_v2");
+    *(void **) &cu.mem_free_host = dlsym(h, "cuMemFreeHost");
     return (NULL != cu.device_get && NULL != cu.primary_retain && NULL != cu.ctx_set_current &&
             NULL != cu.mem_alloc && NULL != cu.mem_free)
                ? 0
@@ -124,6 +133,32 @@ static int run_device_checks(void)
     CHECK_EQ(pthread_join(th, &thread_ok), 0);
     CHECK(NULL != thread_ok);
 
+    /* Managed memory is CUDA memory; pinned host memory is host memory. */
+    if (NULL != cu.mem_alloc_managed) {
+        cu_deviceptr m = 0;
+
+        CHECK_EQ(cu.mem_alloc_managed(&m, 65536, 1 /* CU_MEM_ATTACH_GLOBAL */), 0);
+        CHECK_EQ(openib_hmem_detect((void *) (uintptr_t) (m + 100), &iface, &ordinal), 0);
+        CHECK_EQ(iface, OPENIB_HMEM_CUDA);
+        CHECK_EQ(cu.mem_free(m), 0);
+    }
+    if (NULL != cu.mem_alloc_host && NULL != cu.mem_free_host) {
+        void *p = NULL;
+
+        CHECK_EQ(cu.mem_alloc_host(&p, 65536), 0);
+        CHECK_EQ(openib_hmem_detect((char *) p + 100, &iface, &ordinal), 0);
+        CHECK_EQ(iface, OPENIB_HMEM_SYSTEM);
+        CHECK_EQ(openib_hmem_detect((char *) p + 100, &iface, &ordinal), 0); /* cached */
+        CHECK_EQ(iface, OPENIB_HMEM_SYSTEM);
+        CHECK_EQ(cu.mem_free_host(p), 0);
+    }
+    /* Freed and allocated again (often at the same address): the cached
+     * entry's buffer id no longer matches, so it is classified afresh. */
+    CHECK_EQ(cu.mem_free(d), 0);
+    d = 0;
+    CHECK_EQ(cu.mem_alloc(&d, N), 0);
+    CHECK_EQ(openib_hmem_detect((void *) (uintptr_t) (d + 4096), &iface, &ordinal), 0);
+    CHECK_EQ(iface, OPENIB_HMEM_CUDA);
     CHECK_EQ(cu.mem_free(d), 0);
     if (NULL != cu.primary_release) {
         cu.primary_release(dev);
@@ -142,6 +177,7 @@ int main(void)
     /* The real driver only: a fake named in the environment is for
      * test_hmem_cuda_fake. */
     unsetenv("OPENIB_HMEM_CUDA_LIBRARY");
+    CHECK_EQ(openib_hmem_set_cuda_mode(OPENIB_HMEM_CUDA_ALWAYS), 0);
     CHECK_EQ(openib_hmem_object_create(NULL, "cuda-test", &obj), 0);
     status = openib_hmem_iface_status(OPENIB_HMEM_CUDA);
     printf("%s\n", status);

@@ -4,6 +4,10 @@
  * reasons it fails, buffer detection, copies through iovecs into and out of
  * "device memory", borrowing the memory's context when the thread has none,
  * driver errors. Also the presence-only probes of ROCm and Level Zero.
+ * CUDA starts lazily (btl_openib_hmem_cuda=auto): the working scenario
+ * loads the fake driver first, as an application using CUDA would; the
+ * reasons CUDA is not available are seen with mode always, which starts it
+ * at once. (Lazy start and the memory-type cache: test_hmem_cache.c.)
  * The interface probe runs once per process, so each scenario runs in a
  * child with its own environment.
  */
@@ -19,7 +23,7 @@
 #include "tests/unit/hmem/hmem_test.h"
 
 struct fake_cuda_stats {
-    unsigned long dtoh, htod, push, pop, attr, no_ctx_errors;
+    unsigned long dtoh, htod, push, pop, attr, no_ctx_errors, init, uninit_calls;
 };
 
 static const char *fake_path, *fake_old_path;
@@ -40,13 +44,8 @@ static void scenario_working(void)
     unsigned long push0;
 
     setenv("OPENIB_HMEM_CUDA_LIBRARY", fake_path, 1);
-    CHECK(openib_hmem_iface_available(OPENIB_HMEM_CUDA));
-    CHECK(openib_hmem_iface_has_copy(OPENIB_HMEM_CUDA));
-    CHECK_STR_CONTAINS(openib_hmem_iface_status(OPENIB_HMEM_CUDA), "cuda: available");
-    CHECK_STR_CONTAINS(openib_hmem_iface_status(OPENIB_HMEM_CUDA), "2 device(s)");
-    CHECK_STR_CONTAINS(openib_hmem_iface_status(OPENIB_HMEM_CUDA), "12.4");
-
-    h = dlopen(fake_path, RTLD_NOW | RTLD_NOLOAD);
+    /* The application loads the driver (here: the fake) to use CUDA. */
+    h = dlopen(fake_path, RTLD_NOW);
     CHECK(NULL != h);
     if (NULL == h) {
         return;
@@ -59,11 +58,22 @@ static void scenario_working(void)
     d1 = arena(1, &len);
     managed = arena(2, &len);
     pinned = arena(3, &len);
+    CHECK(!openib_hmem_iface_available(OPENIB_HMEM_CUDA)); /* not started yet */
+    CHECK_STR_CONTAINS(openib_hmem_iface_status(OPENIB_HMEM_CUDA), "cuda: not started");
+    CHECK_EQ(fs->init, 0);
 
-    /* Detection. */
+    /* Detection (the first lookup starts CUDA). */
     CHECK_EQ(openib_hmem_detect(d0 + 5, &iface, &dev), 0);
     CHECK_EQ(iface, OPENIB_HMEM_CUDA);
     CHECK_EQ(dev, 0);
+    CHECK_EQ(fs->init, 1);
+    CHECK_EQ(fs->uninit_calls, 0);
+    CHECK(openib_hmem_iface_available(OPENIB_HMEM_CUDA));
+    CHECK(openib_hmem_iface_has_copy(OPENIB_HMEM_CUDA));
+    CHECK_STR_CONTAINS(openib_hmem_iface_status(OPENIB_HMEM_CUDA), "cuda: available");
+    CHECK_STR_CONTAINS(openib_hmem_iface_status(OPENIB_HMEM_CUDA), "2 device(s)");
+    CHECK_STR_CONTAINS(openib_hmem_iface_status(OPENIB_HMEM_CUDA), "12.4");
+    CHECK_STR_CONTAINS(openib_hmem_iface_status(OPENIB_HMEM_CUDA), "started on first use");
     CHECK_EQ(openib_hmem_detect(d1 + 1000, &iface, &dev), 0);
     CHECK_EQ(iface, OPENIB_HMEM_CUDA);
     CHECK_EQ(dev, 1);
@@ -130,6 +140,7 @@ static void scenario_working(void)
     CHECK_EQ(st.from_hmem_calls, 2);
     CHECK_EQ(st.from_hmem_bytes, 220);
     CHECK_EQ(st.errors, 2);
+    CHECK_EQ(fs->uninit_calls, 0); /* nothing called the driver before cuInit */
     openib_hmem_object_free(obj);
     dlclose(h);
 }
@@ -144,6 +155,9 @@ static void scenario_absent(const char *lib, const char *init_rc, const char *ex
     if (NULL != init_rc) {
         setenv("FAKE_CUDA_INIT_RC", init_rc, 1);
     }
+    /* Start now, so that the reason shows (auto would wait for the
+     * application to load the driver). */
+    CHECK_EQ(openib_hmem_set_cuda_mode(OPENIB_HMEM_CUDA_ALWAYS), 0);
     CHECK(!openib_hmem_iface_available(OPENIB_HMEM_CUDA));
     CHECK(!openib_hmem_iface_has_copy(OPENIB_HMEM_CUDA));
     CHECK_STR_CONTAINS(openib_hmem_iface_status(OPENIB_HMEM_CUDA), "cuda: not available: ");
@@ -214,6 +228,25 @@ static void s_no_device_msg(void) { scenario_absent(fake_path, "100", "no CUDA-c
 static void s_old_driver(void) { scenario_absent(fake_old_path, NULL, "lacks cuMemcpyHtoD_v2"); }
 static void s_missing(void) { scenario_absent("/nonexistent/libcuda.so.1", NULL, "/nonexistent/libcuda.so.1 not found"); }
 static void s_disabled(void) { scenario_absent("", NULL, "disabled (OPENIB_HMEM_CUDA_LIBRARY is empty)"); }
+/* auto, and the driver library cannot even be loaded: never started. */
+static void s_auto_missing(void)
+{
+    struct openib_hmem_object *obj;
+    enum openib_hmem_iface iface = OPENIB_HMEM_ZE;
+    unsigned char buf[8] = { 0 }, out[8];
+
+    setenv("OPENIB_HMEM_CUDA_LIBRARY", "/nonexistent/libcuda.so.1", 1);
+    CHECK(!openib_hmem_iface_available(OPENIB_HMEM_CUDA));
+    CHECK_STR_CONTAINS(openib_hmem_iface_status(OPENIB_HMEM_CUDA), "cuda: not started: ");
+    CHECK_STR_CONTAINS(openib_hmem_iface_status(OPENIB_HMEM_CUDA), "/nonexistent/libcuda.so.1 is not loaded");
+    CHECK_EQ(openib_hmem_detect(buf, &iface, NULL), 0);
+    CHECK_EQ(iface, OPENIB_HMEM_SYSTEM);
+    CHECK_EQ(openib_hmem_object_create(NULL, "nocuda", &obj), 0);
+    CHECK_EQ(openib_hmem_copy_from_buf(obj, OPENIB_HMEM_CUDA, 0, out, buf, 8), -ENODEV);
+    CHECK_STR_CONTAINS(openib_hmem_iface_status(OPENIB_HMEM_CUDA), "cuda: not started: ");
+    openib_hmem_object_free(obj);
+}
+
 static void s_no_devices(void)
 {
     setenv("FAKE_CUDA_DEVICES", "0", 1);
@@ -231,6 +264,7 @@ int main(void)
     in_child("library missing", s_missing);
     in_child("disabled", s_disabled);
     in_child("no devices", s_no_devices);
+    in_child("auto, library missing", s_auto_missing);
     in_child("rocm/ze presence", scenario_presence);
     return unit_finish("test_hmem_cuda_fake");
 }
