@@ -137,7 +137,6 @@ struct openib_ep_qp {
     uint32_t peer_returned;  /* buffers the peer reposted, ever (learned) */
     uint32_t reposted;       /* buffers we reposted for the peer, ever */
     uint32_t advertised;     /* the last `reposted` value the peer was told */
-    opal_list_t pending;     /* frags waiting for a WQE or a credit, in order */
 };
 
 /* Eager RDMA (btl_openib_eager_rdma.c): per direction, a ring of slots the
@@ -180,6 +179,12 @@ struct mca_btl_base_endpoint_t {
     struct openib_lazy_conn conn;
     struct openib_ep_qp qps[OPENIB_MAX_QUEUES];
     int num_qps;
+    /* Messages to the peer leave in the order they were handed to us and
+     * are delivered in that order (btl_openib_order.c): */
+    opal_list_t pending;                 /* frags waiting for a WQE or a credit, FIFO */
+    uint16_t send_seq;                   /* the next message's seq */
+    uint16_t recv_seq;                   /* the seq delivered next */
+    opal_list_t held;                    /* received early (ahead of recv_seq), by seq */
     bool qps_created;
     bool is_self;                        /* loopback: QPs connected to themselves */
     bool closing;                        /* being torn down: nothing new is posted */

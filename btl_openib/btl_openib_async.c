@@ -30,37 +30,23 @@ int openib_async_init(struct openib_device *dev)
 
 void openib_endpoint_fail(mca_btl_openib_endpoint_t *ep, int rc, const char *why)
 {
-    int q;
-
     if (ep->conn.state == OPENIB_CONN_FAILED) {
         return;
     }
     OPENIB_VERBOSE(1, "endpoint %s failed: %s", ep->desc, why);
     openib_cpc_btl_ops.connect_failed(ep, rc, why);
-    for (q = 0; q < ep->num_qps; ++q) {
-        opal_list_item_t *it;
-        while (NULL != (it = opal_list_remove_first(&ep->qps[q].pending))) {
-            openib_frag_fail(ep, (openib_frag_t *) it, rc);
-        }
-    }
+    openib_ep_fail_pending(ep, rc);
 }
 
 /* By number, not by the event's pointer: the event was acknowledged when
  * it was read, so the QP may be gone (then it is no longer in qp_map). */
 void openib_endpoint_close_quietly(mca_btl_openib_endpoint_t *ep)
 {
-    int q;
-
     if (ep->conn.state == OPENIB_CONN_FAILED) {
         return;
     }
     openib_lazy_failed(&ep->conn, OPAL_ERR_UNREACH, "the peer closed the connection");
-    for (q = 0; q < ep->num_qps; ++q) {
-        opal_list_item_t *it;
-        while (NULL != (it = opal_list_remove_first(&ep->qps[q].pending))) {
-            openib_frag_fail(ep, (openib_frag_t *) it, OPAL_ERR_UNREACH);
-        }
-    }
+    openib_ep_fail_pending(ep, OPAL_ERR_UNREACH);
 }
 
 static mca_btl_openib_endpoint_t *ep_of_qp_num(uint32_t qp_num)

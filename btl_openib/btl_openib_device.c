@@ -15,6 +15,7 @@
 #include "openib_config.h"
 #include "btl_openib/btl_openib.h"
 #include "btl_openib/btl_openib_async.h"
+#include "btl_openib/btl_openib_gid.h"
 #include "btl_openib/btl_openib_reg.h"
 #include "btl_openib/btl_openib_diag.h"
 #include "btl_openib/btl_openib_limits.h"
@@ -62,34 +63,28 @@ static bool port_selected(const char *dev, int port)
     return true;
 }
 
-/* RoCE v2 over IPv4 is what routes between hosts on Ethernet; prefer it,
- * then any RoCE v2, then index 0 (IB, iWARP, RoCE v1). */
+/* The GID this port uses: the user's (btl_openib_gid_index, checked by
+ * btl_openib_limits.c), on Ethernet the best by type (btl_openib_gid.h),
+ * else index 0 (InfiniBand's port GID). */
 static int pick_gid_index(struct ibv_context *ctx, uint8_t port, const struct ibv_port_attr *pa,
                           union ibv_gid *gid, uint32_t *ipv4)
 {
     static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    int best = -1, i;
+    int best = 0, i, n = 0;
 
     *ipv4 = 0;
     if (openib_params.gid_index >= 0) {
         best = openib_params.gid_index;
     } else if (pa->link_layer == IBV_LINK_LAYER_ETHERNET) {
-        for (i = 0; i < pa->gid_tbl_len && i < 64; ++i) {
-            union ibv_gid g;
-            if (ibv_query_gid(ctx, port, i, &g) || 0 == g.global.interface_id) {
-                continue;
-            }
-            if (0 == memcmp(g.raw, v4mapped, sizeof(v4mapped))) {
-                best = i;
-                break;
-            }
-            if (best < 0) {
-                best = i;
+        struct ibv_gid_entry e[256];
+
+        for (i = 0; i < pa->gid_tbl_len && i < 256; ++i) {
+            if (0 == ibv_query_gid_ex(ctx, port, (uint32_t) i, &e[n], 0)) {
+                n++; /* empty entries answer ENODATA */
             }
         }
-    }
-    if (best < 0) {
-        best = 0;
+        i = openib_gid_pick(e, n);
+        best = i >= 0 ? (int) e[i].gid_index : 0;
     }
     if (ibv_query_gid(ctx, port, best, gid)) {
         return -1;

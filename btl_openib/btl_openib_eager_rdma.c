@@ -17,6 +17,7 @@
 #include "btl_openib/btl_openib_eager_layout.h"
 #include "btl_openib/btl_openib_eager_rdma.h"
 #include "btl_openib/btl_openib_frag.h"
+#include "btl_openib/btl_openib_order.h"
 #include "btl_openib/btl_openib_send.h"
 
 static uint32_t ring_slots(void)
@@ -161,6 +162,9 @@ static bool take_one(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep)
         return false;
     }
     opal_atomic_rmb(); /* the footer came last: read the message after it */
+    if (ft->hdr.seq != ep->recv_seq) {
+        return false; /* an earlier message is still on a queue: it goes first */
+    }
     size = ft->size;
     hdr.tag = ft->hdr.tag;
     hdr.cr_qp = ft->hdr.cr_qp;
@@ -177,10 +181,14 @@ static bool take_one(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep)
     e->busy = true;
     openib_deliver(m, ep, hdr.tag, slot + off, size);
     e->busy = false;
+    ep->recv_seq++;
     e->recv_n++;
     e->recv_slot = e->recv_slot + 1 == ring_slots() ? 0 : e->recv_slot + 1;
     e->next_seq = footer_seq(e->ring, e->recv_slot);
     (void) openib_credits_return(ep); /* once half the ring is owed */
+    if (OPAL_UNLIKELY(!opal_list_is_empty(&ep->held))) {
+        openib_order_release(ep); /* queue messages that waited for this one */
+    }
     return true;
 }
 
@@ -259,7 +267,6 @@ int openib_eager_rdma_sendi(mca_btl_openib_endpoint_t *ep, const void *header, s
                             const void *payload, size_t payload_size, uint8_t tag)
 {
     struct openib_eager_rdma *e = &ep->eager;
-    struct openib_ep_qp *qp = &ep->qps[0];
     struct {
         uint64_t pad;                    /* source of the 0-7 pad bytes */
         struct openib_eager_footer ft;
@@ -274,10 +281,11 @@ int openib_eager_rdma_sendi(mca_btl_openib_endpoint_t *ep, const void *header, s
     if (off < 0 || e->peer_slot_size - (uint64_t) off > ep->module->max_inline) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
-    if (!ring_has_room(ep) || !opal_list_is_empty(&qp->pending) || openib_qp_data_room(ep, 0) <= 0) {
+    /* the caller checked that nothing waits before this message */
+    if (!ring_has_room(ep) || openib_qp_data_room(ep, 0) <= 0) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
-    openib_credits_stamp(ep, &tail.ft.hdr);
+    openib_hdr_stamp(ep, &tail.ft.hdr);
     tail.ft.hdr.tag = tag;
     tail.ft.size = size;
     tail.ft.seq = e->sent_n + 1;
@@ -304,6 +312,7 @@ int openib_eager_rdma_sendi(mca_btl_openib_endpoint_t *ep, const void *header, s
         },
     };
     if (OPAL_UNLIKELY(openib_qp_post(ep, 0, &wr, false))) {
+        openib_hdr_unstamp(ep);
         return OPAL_ERR_NOT_SUPPORTED;
     }
     e->sent_n++;
@@ -333,12 +342,12 @@ int openib_eager_rdma_send_frag(mca_btl_openib_endpoint_t *ep, struct openib_fra
         return OPAL_ERR_NOT_SUPPORTED;
     }
     off = openib_eager_msg_offset(e->peer_slot_size, size);
-    if (off < 0 || !ring_has_room(ep) || !opal_list_is_empty(&ep->qps[0].pending) ||
-        openib_qp_data_room(ep, 0) <= 0) {
+    /* the caller checked that nothing waits before this message */
+    if (off < 0 || !ring_has_room(ep) || openib_qp_data_room(ep, 0) <= 0) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
     ft = (struct openib_eager_footer *) (msg + padded);
-    openib_credits_stamp(ep, &ft->hdr);
+    openib_hdr_stamp(ep, &ft->hdr);
     ft->hdr.tag = f->hdr->tag;
     ft->size = size;
     ft->seq = e->sent_n + 1;
@@ -372,6 +381,7 @@ int openib_eager_rdma_send_frag(mca_btl_openib_endpoint_t *ep, struct openib_fra
     rc = openib_qp_post(ep, 0, &f->swr, !early);
     if (OPAL_UNLIKELY(rc)) {
         OPENIB_VERBOSE(1, "RDMA write into the eager ring of %s failed: %s", ep->desc, strerror(rc));
+        openib_hdr_unstamp(ep);
         return OPAL_ERROR;
     }
     e->sent_n++;

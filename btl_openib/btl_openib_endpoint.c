@@ -16,6 +16,7 @@
 #include "btl_openib/btl_openib_eager_rdma.h"
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_qp_state.h"
+#include "btl_openib/btl_openib_order.h"
 #include "btl_openib/btl_openib_proc.h"
 #include "btl_openib/btl_openib_send.h"
 #include "btl_openib/btl_openib_teardown.h"
@@ -361,7 +362,7 @@ mca_btl_openib_endpoint_t *openib_endpoint_create(mca_btl_openib_module_t *m, op
     mca_btl_openib_endpoint_t *ep;
     struct openib_cpc_module *local = NULL;
     const struct openib_modex_cpc *remote = NULL;
-    int q, rc;
+    int rc;
 
     rc = openib_connect_match(m->cpcs, m->num_cpcs, peer, &local, &remote);
     if (OPAL_SUCCESS != rc) {
@@ -384,9 +385,8 @@ mca_btl_openib_endpoint_t *openib_endpoint_create(mca_btl_openib_module_t *m, op
     ep->remote_cpc = *remote;
     snprintf(ep->desc, sizeof(ep->desc), "rank %u (%s) port %s:%d", proc->proc_name.vpid,
              proc->proc_hostname ? proc->proc_hostname : "?", peer->dev_name, peer->port_num);
-    for (q = 0; q < OPENIB_MAX_QUEUES; ++q) {
-        OBJ_CONSTRUCT(&ep->qps[q].pending, opal_list_t);
-    }
+    OBJ_CONSTRUCT(&ep->pending, opal_list_t);
+    OBJ_CONSTRUCT(&ep->held, opal_list_t);
     openib_lazy_init(&ep->conn, &lazy_ops, ep);
 
     openib_connect_modex_peer_port(&ep->peer_port, &ep->peer_cpc_port);
@@ -429,12 +429,11 @@ void openib_endpoint_destroy(mca_btl_openib_endpoint_t *ep)
         openib_connect_endpoint_finalize(ep->cpc, &ep->cpc_ep);
     }
     openib_lazy_fini(&ep->conn);
+    openib_ep_fail_pending(ep, OPAL_ERR_UNREACH);
+    OBJ_DESTRUCT(&ep->pending);
+    openib_order_drop(ep);
+    OBJ_DESTRUCT(&ep->held);
     for (q = 0; q < OPENIB_MAX_QUEUES; ++q) {
-        opal_list_item_t *it;
-        while (NULL != (it = opal_list_remove_first(&ep->qps[q].pending))) {
-            openib_frag_fail(ep, (openib_frag_t *) it, OPAL_ERR_UNREACH);
-        }
-        OBJ_DESTRUCT(&ep->qps[q].pending);
         if (ep->qps[q].qp) {
             opal_hash_table_remove_value_uint32(&m->qp_map, ep->qps[q].qp->qp_num);
             ibv_destroy_qp(ep->qps[q].qp);

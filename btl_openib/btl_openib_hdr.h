@@ -38,7 +38,9 @@ struct openib_hdr {
                              or OPENIB_NO_CREDIT_QP */
     uint16_t credits;     /* low 16 bits of the sender's cumulative reposted
                              count for cr_qp (serial arithmetic on receipt) */
-    uint32_t reserved;    /* zero */
+    uint16_t seq;         /* the message's place in the sender's stream to this
+                             peer (btl_openib_order.c), modulo 2^16 */
+    uint16_t reserved;    /* zero */
 };
 
 _Static_assert(sizeof(struct openib_hdr) == 8, "wire header must stay 8 bytes");

@@ -226,6 +226,9 @@ static int sendi_inline(mca_btl_openib_module_t *m, mca_btl_base_endpoint_t *ep,
             return OPAL_ERR_NOT_SUPPORTED;
         }
     }
+    if (!openib_ep_may_send_now(ep)) {
+        return OPAL_ERR_NOT_SUPPORTED; /* behind what waits: the fragment path queues it */
+    }
     if (ep->eager.peer_rkey &&
         OPAL_SUCCESS == openib_eager_rdma_sendi(ep, header, header_size, payload, payload_size, tag)) {
         consume_payload(conv, payload_size);
@@ -236,11 +239,10 @@ static int sendi_inline(mca_btl_openib_module_t *m, mca_btl_base_endpoint_t *ep,
         return OPAL_ERR_NOT_SUPPORTED;
     }
     qp = &ep->qps[q];
-    if (!opal_list_is_empty(&qp->pending) || openib_qp_data_room(ep, q) <= 0 ||
-        openib_credits_available(qp, q) <= 0) {
+    if (openib_qp_data_room(ep, q) <= 0 || openib_credits_available(qp, q) <= 0) {
         return OPAL_ERR_NOT_SUPPORTED; /* the fragment path queues it */
     }
-    openib_credits_stamp(ep, &hdr);
+    openib_hdr_stamp(ep, &hdr);
     sge[0] = (struct ibv_sge) { .addr = (uintptr_t) &hdr, .length = sizeof(hdr) };
     sge[1] = (struct ibv_sge) { .addr = (uintptr_t) header, .length = (uint32_t) header_size };
     sge[2] = (struct ibv_sge) { .addr = (uintptr_t) payload, .length = (uint32_t) payload_size };
@@ -252,6 +254,7 @@ static int sendi_inline(mca_btl_openib_module_t *m, mca_btl_base_endpoint_t *ep,
         .send_flags = IBV_SEND_INLINE,
     };
     if (OPAL_UNLIKELY(openib_qp_post(ep, q, &wr, false))) {
+        openib_hdr_unstamp(ep);
         return OPAL_ERR_NOT_SUPPORTED;
     }
     if (openib_queue_is_pp(q)) {

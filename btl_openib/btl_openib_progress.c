@@ -10,6 +10,7 @@
 #include "btl_openib/btl_openib_async.h"
 #include "btl_openib/btl_openib_credits.h"
 #include "btl_openib/btl_openib_eager_rdma.h"
+#include "btl_openib/btl_openib_order.h"
 #include "btl_openib/btl_openib_send.h"
 #include "btl_openib/btl_openib_teardown.h"
 #include "btl_openib/btl_openib_wc.h"
@@ -46,8 +47,6 @@ static void handle_recv(mca_btl_openib_module_t *m, const struct openib_completi
 {
     openib_frag_t *f = (openib_frag_t *) (uintptr_t) c->id;
     mca_btl_openib_endpoint_t *ep = c->ep;
-    /* Copied before the buffer goes back to the hardware, which may fill
-     * it again at once. */
     const struct openib_hdr hdr = *f->hdr;
     int q = f->qp;
 
@@ -65,8 +64,31 @@ static void handle_recv(mca_btl_openib_module_t *m, const struct openib_completi
         }
         return;
     }
-    openib_credits_from_hdr(ep, &hdr);
-    openib_deliver(m, ep, hdr.tag, f->hdr + 1, c->length - sizeof(hdr));
+    openib_credits_from_hdr(ep, &hdr); /* credits count whenever they arrive */
+    if (OPAL_UNLIKELY(hdr.seq != ep->recv_seq)) {
+        openib_order_hold(ep, f, c->length); /* ahead of its turn (btl_openib_order.c) */
+        return;
+    }
+    openib_recv_deliver(m, ep, f, c->length);
+    if (OPAL_UNLIKELY(!opal_list_is_empty(&ep->held))) {
+        openib_order_release(ep);
+    }
+    if (ep->stalled) {
+        openib_ep_drain(ep);
+    }
+}
+
+void openib_recv_deliver(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep,
+                         openib_frag_t *f, uint32_t length)
+{
+    /* Copied before the buffer goes back to the hardware, which may fill
+     * it again at once. */
+    const struct openib_hdr hdr = *f->hdr;
+    int q = f->qp;
+
+    openib_deliver(m, ep, hdr.tag, f->hdr + 1, length - sizeof(hdr));
+    /* only now: a message that arrives during the callback waits its turn */
+    ep->recv_seq++;
     /* Give the buffer back to the hardware, then owe the peer a credit;
      * a closing endpoint's per-peer buffers are not wanted any more. */
     f->ep = ep;
@@ -82,9 +104,6 @@ static void handle_recv(mca_btl_openib_module_t *m, const struct openib_completi
     }
     if (hdr.tag >= OPENIB_TAG_PML_FIRST) {
         openib_eager_rdma_note_recv(ep);
-    }
-    if (ep->stalled) {
-        openib_ep_drain(ep);
     }
 }
 

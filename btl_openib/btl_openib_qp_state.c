@@ -57,6 +57,7 @@ int openib_qp_to_rtr(const mca_btl_openib_module_t *m, struct ibv_qp *qp,
         .rq_psn = peer->psn,
         .ah_attr = {
             .dlid = peer->lid,
+            .sl = (uint8_t) openib_params.ib_service_level,
             .port_num = m->port_num,
         },
     };
@@ -69,6 +70,7 @@ int openib_qp_to_rtr(const mca_btl_openib_module_t *m, struct ibv_qp *qp,
         memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
         a.ah_attr.grh.sgid_index = (uint8_t) m->gid_index;
         a.ah_attr.grh.hop_limit = 64;
+        a.ah_attr.grh.traffic_class = (uint8_t) openib_params.traffic_class;
     }
     if (responder) {
         a.max_dest_rd_atomic = m->dev->attr.max_qp_rd_atom > RD_ATOMIC_MAX

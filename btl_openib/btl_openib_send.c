@@ -103,7 +103,7 @@ static int post_now(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
     int rc;
 
     if (f->kind == OPENIB_FRAG_SEND) {
-        openib_credits_stamp(ep, f->hdr);
+        openib_hdr_stamp(ep, f->hdr);
         f->len = (uint32_t) (sizeof(struct openib_hdr) + f->seg[0].seg_len);
         f->sge[0] = (struct ibv_sge) {
             .addr = (uintptr_t) f->hdr,
@@ -143,6 +143,9 @@ static int post_now(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
     rc = openib_qp_post(ep, f->qp, &f->swr, need_signal);
     if (OPAL_UNLIKELY(rc)) {
         OPENIB_VERBOSE(1, "ibv_post_send to %s failed: %s", ep->desc, strerror(rc));
+        if (f->kind == OPENIB_FRAG_SEND) {
+            openib_hdr_unstamp(ep);
+        }
         return OPAL_ERROR;
     }
     if (f->kind == OPENIB_FRAG_SEND) {
@@ -160,22 +163,21 @@ static int post_now(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
 
 int openib_post_frag(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
 {
-    struct openib_ep_qp *qp = &ep->qps[f->qp];
-
     f->ep = ep;
     if (OPAL_UNLIKELY(ep->conn.state == OPENIB_CONN_FAILED || ep->closing)) {
         return OPAL_ERR_UNREACH;
     }
     /* Small enough for the peer's eager ring, and nothing waits before it. */
-    if (ep->eager.peer_rkey && f->kind == OPENIB_FRAG_SEND && opal_list_is_empty(&qp->pending)) {
+    if (ep->eager.peer_rkey && f->kind == OPENIB_FRAG_SEND && openib_ep_may_send_now(ep)) {
         int rc = openib_eager_rdma_send_frag(ep, f);
         if (OPAL_ERR_NOT_SUPPORTED != rc) {
             return rc;
         }
     }
-    /* Keep order within a queue: nothing overtakes what already waits. */
-    if (!opal_list_is_empty(&qp->pending) || !have_resources(ep, f)) {
-        opal_list_append(&qp->pending, &f->des.super.super);
+    /* One FIFO per endpoint, whatever the queue: nothing overtakes what
+     * already waits, so the peer receives in the order we were given. */
+    if (!openib_ep_may_send_now(ep) || !have_resources(ep, f)) {
+        opal_list_append(&ep->pending, &f->des.super.super);
         ep->module->stats.queued_for_credits++;
         openib_ep_mark_stalled(ep);
         return OPAL_SUCCESS;
@@ -186,24 +188,28 @@ int openib_post_frag(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
 void openib_ep_drain(mca_btl_openib_endpoint_t *ep)
 {
     bool left;
-    int q;
 
     openib_credits_from_mailbox(ep);
     /* Credits first: they cost no receive buffer and may unblock the peer. */
     left = !openib_credits_return(ep);
-    for (q = 0; q < ep->num_qps; ++q) {
-        opal_list_t *pend = &ep->qps[q].pending;
+    while (!opal_list_is_empty(&ep->pending)) {
+        openib_frag_t *f = (openib_frag_t *) opal_list_get_first(&ep->pending);
+        int rc;
 
-        while (!opal_list_is_empty(pend)) {
-            openib_frag_t *f = (openib_frag_t *) opal_list_get_first(pend);
-            if (!have_resources(ep, f)) {
-                left = true;
-                break;
-            }
-            opal_list_remove_first(pend);
-            if (OPAL_SUCCESS != post_now(ep, f)) {
-                openib_frag_fail(ep, f, OPAL_ERROR);
-            }
+        if (!have_resources(ep, f)) {
+            left = true;
+            break;
+        }
+        opal_list_remove_first(&ep->pending);
+        rc = OPAL_ERR_NOT_SUPPORTED;
+        if (ep->eager.peer_rkey && f->kind == OPENIB_FRAG_SEND) {
+            rc = openib_eager_rdma_send_frag(ep, f); /* the ring, when it fits */
+        }
+        if (OPAL_ERR_NOT_SUPPORTED == rc) {
+            rc = post_now(ep, f);
+        }
+        if (OPAL_SUCCESS != rc) {
+            openib_frag_fail(ep, f, OPAL_ERROR);
         }
     }
     if (!left && ep->stalled) {
@@ -238,6 +244,15 @@ void openib_send_complete(openib_frag_t *f, int status)
     }
     if (d->des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
         openib_frag_return(f);
+    }
+}
+
+void openib_ep_fail_pending(mca_btl_openib_endpoint_t *ep, int rc)
+{
+    opal_list_item_t *it;
+
+    while (NULL != (it = opal_list_remove_first(&ep->pending))) {
+        openib_frag_fail(ep, (openib_frag_t *) it, rc);
     }
 }
 

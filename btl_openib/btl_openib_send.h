@@ -5,6 +5,7 @@
 #ifndef BTL_OPENIB_SEND_H
 #define BTL_OPENIB_SEND_H
 
+#include "btl_openib/btl_openib_credits.h"
 #include "btl_openib/btl_openib_frag.h"
 
 /* Submit a fragment of any kind: queued behind the lazy connection when the
@@ -22,6 +23,9 @@ void openib_ep_mark_stalled(mca_btl_openib_endpoint_t *ep);
 
 /* Post what waits on the endpoint's queues, as far as resources allow. */
 void openib_ep_drain(mca_btl_openib_endpoint_t *ep);
+
+/* Complete every fragment waiting on ep with rc. */
+void openib_ep_fail_pending(mca_btl_openib_endpoint_t *ep, int rc);
 
 /* Complete a fragment with an error (connection failed / endpoint closed). */
 void openib_frag_fail(mca_btl_openib_endpoint_t *ep, openib_frag_t *f, int rc);
@@ -42,6 +46,27 @@ int openib_qp_post(mca_btl_openib_endpoint_t *ep, int q, struct ibv_send_wr *wr,
 static inline int32_t openib_qp_data_room(const mca_btl_openib_endpoint_t *ep, int q)
 {
     return ep->qps[q].sd_wqe - (0 == q && !ep->xrc ? OPENIB_CREDIT_WQES : 0);
+}
+
+/* Fill an outgoing wire header's credits and its place in the stream to
+ * the peer; openib_hdr_unstamp takes the place back when the message
+ * could not be posted after all (the receiver would wait for it). */
+static inline void openib_hdr_stamp(mca_btl_openib_endpoint_t *ep, struct openib_hdr *hdr)
+{
+    openib_credits_stamp(ep, hdr);
+    hdr->seq = ep->send_seq++;
+    hdr->reserved = 0;
+}
+
+static inline void openib_hdr_unstamp(mca_btl_openib_endpoint_t *ep)
+{
+    ep->send_seq--;
+}
+
+/* Whether a message may go out now without overtaking one that waits. */
+static inline bool openib_ep_may_send_now(mca_btl_openib_endpoint_t *ep)
+{
+    return opal_list_is_empty(&ep->pending);
 }
 
 /* A signaled WQE on queue q completed: give back its WQE and the unsignaled

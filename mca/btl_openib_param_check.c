@@ -48,6 +48,11 @@ const struct openib_param_range openib_param_ranges[] = {
       "transport retries before a queue pair fails, a 3-bit field" },
     { "ib_rnr_retry", 0, 7, 0, false,
       "receiver-not-ready retries, a 3-bit field (7: retry forever)" },
+    { "ib_service_level", 0, 15, 0, false,
+      "the InfiniBand service level is a 4-bit field of the address vector" },
+    { "traffic_class", 0, 255, 0, false,
+      "the 8-bit traffic class of the routing header (IPv4 TOS / IPv6 traffic class on "
+      "RoCE v2: DSCP in the upper 6 bits, ECN in the lower 2)" },
     { "max_send_wr", 2, 1 << 20, 0, false,
       "one send work request per QP is held back for credit returns so flow control can "
       "always make progress; data needs at least one more (the device's max_qp_wr is "

@@ -20,6 +20,8 @@ struct openib_params {
     int ib_timeout;           /* local ACK timeout exponent (4.096 us * 2^n) */
     int ib_retry_count;       /* transport retries before a QP errors */
     int ib_rnr_retry;         /* 7 = retry forever on receiver-not-ready */
+    int ib_service_level;     /* InfiniBand SL of our QPs' address vector (0-15) */
+    int traffic_class;        /* GRH traffic class (RoCE: DSCP << 2 | ECN) */
     int max_send_wr;          /* send work requests per QP */
     int free_list_num;        /* fragments preallocated per size class */
     int free_list_max;        /* -1: unlimited */

@@ -24,6 +24,7 @@ struct fake_var {
 static struct fake_var vars[] = {
     { "verbose", 0 }, { "cq_size", 8192 }, { "max_inline_data", -1 }, { "gid_index", -1 },
     { "ib_timeout", 14 }, { "ib_retry_count", 7 }, { "ib_rnr_retry", 7 },
+    { "ib_service_level", 0 }, { "traffic_class", 0 },
     { "max_send_wr", 256 }, { "free_list_num", 64 }, { "free_list_max", -1 },
     { "free_list_inc", 64 }, { "connect_timeout", 30 }, { "poll_batch", 16 },
     { "eager_rdma_num", 16 }, { "eager_rdma_threshold", 16 }, { "eager_rdma_slots", 32 },
@@ -204,6 +205,10 @@ int main(void)
     expect_reject("ib_timeout", 99, "1 to 31", "5-bit");
     expect_reject("ib_timeout", 0, "1 to 31", "stall");
     expect_reject("ib_retry_count", 99, "0 to 7", "3-bit");
+    expect_reject("ib_service_level", 16, "0 to 15", "4-bit");
+    expect_reject("traffic_class", 256, "0 to 255", "DSCP");
+    expect_accept("traffic_class", 104);
+    expect_accept("ib_service_level", 3);
     expect_reject("cq_size", 0, "1 to 2147483647", "at least one entry");
     expect_reject("cq_size", -1, "1 to", "at least one entry");
     expect_reject("gid_index", 999, "-1 to 255", "8 bits");
