@@ -12,6 +12,8 @@
 #   mpi_CONFIG.rR.csv/.err/.status    openib_bench --csv output
 #   mpi_CONFIG.rR.pkts                packets this node's rxe device sent and
 #                                     received during the run
+#   guest-elapsed                     seconds this script took, by the
+#                                     guest's clock (run-bench.sh checks it)
 # and prints one progress line per configuration.
 #
 # Environment (set by run-bench.sh): OPENIB_BENCH_BIN, OPENIB_BENCH_ONLY,
@@ -32,6 +34,7 @@ export OPENIB_LIB_NO_TMP=1
 # shellcheck source=progress.sh
 . "$HERE/progress.sh"
 
+T_START=$EPOCHREALTIME
 dev=$OPENIB_TEST_DEVICE
 only=,${OPENIB_BENCH_ONLY:-raw,openib,ucx,tcp},
 rounds=${OPENIB_BENCH_ROUNDS:-3}
@@ -168,4 +171,5 @@ for ((ROUND = 1; ROUND <= rounds; ROUND++)); do
 	if [[ $only == *,ucx,* ]]; then timed "$r: UCX" mpi ucx "${MPI_UCX_ARGS[@]}"; fi
 	if [[ $only == *,tcp,* ]]; then timed "$r: TCP" mpi tcp "${MPI_TCP_ARGS[@]}"; fi
 done
+secs_since "$T_START" >"$RES/guest-elapsed"
 exit 0

@@ -35,6 +35,7 @@ mpi_problem() {
 }
 
 fail_note() { echo "$*" >>"$DIR/failures"; bad=1; }
+[ -s "$DIR/clock-problem" ] && fail_note "$(cat "$DIR/clock-problem")"
 
 # The rounds that count, per configuration.
 GOOD=()

@@ -139,12 +139,30 @@ guest_kind() {
 	esac
 }
 
+# clock_check DIR: did the guest's clock keep time with this machine's?
+# openib-guest says (by this machine's clock) when the guest booted and when
+# it all ended; measure.sh's own time by the guest's clock must fit in
+# between.  A guest whose TSC was calibrated wrongly at boot (seen under
+# heavy load) runs its clock many times too fast: every timing is wrong.
+clock_check() {
+	local boot total guest
+	boot=$(sed -nE 's/.*booted in ([0-9.]+) s.*/\1/p' "$1/guest.log" | head -n 1)
+	total=$(sed -nE 's/.*\(total ([0-9.]+) s\)$/\1/p' "$1/guest.log" | tail -n 1)
+	guest=$(cat "$1/guest-elapsed" 2>/dev/null)
+	[ -n "$boot" ] && [ -n "$total" ] && [ -n "$guest" ] || return 0
+	# after the command: power-off, up to 15 s (more for a bed)
+	awk -v b="$boot" -v t="$total" -v g="$guest" 'BEGIN { h = t - b; exit !(g <= 1.1 * h + 5 && g >= 0.8 * h - 30) }' &&
+		return 0
+	echo "the guest's clock did not keep time: the measurements took $guest s by the guest's clock, $(awk -v b="$boot" -v t="$total" 'BEGIN { print t - b }') s at most by this machine's; no timing of this boot is valid (was the guest's TSC calibrated wrongly at boot, under load?)" >"$1/clock-problem"
+	echo "$PROG: $(cat "$1/clock-problem")" >&2
+}
+
 # run_table TABLE: measure one table (single: one guest; cross: the bed)
 run_table() {
 	local t=$1 d rc nodes=1 limit
 	d=$(table_dir "$t")
 	mkdir -p "$d" || return 1
-	rm -f "$d"/mpi_* "$d"/raw* "$d"/failures
+	rm -f "$d"/mpi_* "$d"/raw* "$d"/failures "$d"/clock-problem "$d"/guest-elapsed
 	echo "$t" >"$d/mode"
 	echo "$ONLY" >"$d/only"
 	echo "$OPENIB_BENCH_ROUNDS" >"$d/rounds"
@@ -165,6 +183,7 @@ run_table() {
 			-- bash "$HERE/measure.sh" "$t" "$d" </dev/null 2>&1 | watch_silence "$t node" | tee "$d/guest.log"
 		rc=${PIPESTATUS[0]}
 		guest_kind "$d/guest.log" >"$d/accel"
+		clock_check "$d"
 	fi
 	echo "end $(cut -d' ' -f1 /proc/loadavg)" >>"$d/load"
 	[ "$rc" = 0 ] || echo "$PROG: $t node: the guest run ended with status $rc; the table shows what was measured" >&2
