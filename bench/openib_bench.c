@@ -1,19 +1,30 @@
 /*
  * openib_bench.c - small MPI point-to-point benchmark for the openib BTL.
  *
- * Two ranks.  For each message size (0 B, then powers of two up to 4 MiB by
- * default) it measures:
- *   lat   ping-pong latency: half the round-trip time, in microseconds
+ * Two ranks.  For each message size (0 B, then powers of two up to 1 MiB by
+ * default) it takes many samples of:
+ *   lat   ping-pong latency: half the round-trip time of one sample, in us
  *   uni   uni-directional bandwidth: rank 0 posts a window of MPI_Isend,
- *         rank 1 a window of MPI_Irecv, one ack per window; MiB/s
+ *         rank 1 a window of MPI_Irecv, one ack per window; one sample is
+ *         one window; MiB/s
  *   bi    bi-directional bandwidth: both ranks post a window of MPI_Irecv and
- *         MPI_Isend; total bytes moved in both directions per second, MiB/s
- *   rate  message rate: uni-directional windows of small messages (sizes up
- *         to --rate-max-size), million messages per second
- * (MiB = 2^20 bytes, like perftest's MB/sec.)  Each figure is computed from
- * the median iteration (one round trip, or one window), which resists the
- * descheduling spikes of emulated or shared machines; the averages over all
- * iterations are printed too (CSV columns *_avg_*).
+ *         MPI_Isend; bytes moved in both directions per second, MiB/s
+ *   rate  message rate: uni-directional windows of small messages, thousand
+ *         messages per second
+ * (MiB = 2^20 bytes, like perftest's MB/sec.)  For every size and test it
+ * reports the number of samples, their median, quartiles (q1, q3: the
+ * interquartile range), minimum and maximum, and the mean (from the total
+ * time of all samples).  Emulated and shared machines deschedule a rank now
+ * and then, which makes single samples hundreds of times slower: the median
+ * and the quartiles resist that, the mean and the maximum show it.
+ * Quantiles interpolate linearly between order statistics (position
+ * p * (n - 1) of the sorted samples).
+ *
+ * Samples per size: the base count of the test (--lat-iters, --bw-iters,
+ * --rate-iters), lowered for large sizes so that one test moves at most
+ * --max-bytes, but never below --min-samples (default 100).  Bandwidth
+ * windows shrink for large sizes so that one window holds at most
+ * --window-bytes.
  *
  * Every received message is checked: its count, and the expected pattern at
  * its first, middle and last byte.  Warm-up iterations (untimed) fill and
@@ -22,9 +33,9 @@
  * every Nth timed iteration.  Checked messages, fully checked bytes and
  * errors are counted and printed; any error makes the exit status 1.
  *
- * Iteration counts are small by default (the CI runs it inside an emulated
- * guest); large sizes get fewer iterations so that no test moves more than
- * --max-bytes per size.  Output: a table, or CSV with --csv.
+ * Output: a table, or CSV with --csv (one row per size and test; lines
+ * starting with '#' are comments: the hosts of the two ranks, the sample
+ * counts, the verification summary).
  */
 #include <mpi.h>
 
@@ -34,30 +45,44 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BENCH_VERSION "1.0"
+#define BENCH_VERSION "2.0"
 #define TAG_DATA 11
 #define TAG_ACK 12
 #define MIB (1024.0 * 1024.0)
 
-enum { T_LAT = 1, T_UNI = 2, T_BI = 4, T_RATE = 8 };
+enum { T_LAT, T_UNI, T_BI, T_RATE, N_TESTS };
+
+static const struct test_desc {
+    const char *name;
+    const char *unit;
+} test_desc[N_TESTS] = {
+    [T_LAT] = {.name = "lat", .unit = "us"},
+    [T_UNI] = {.name = "uni", .unit = "MiB/s"},
+    [T_BI] = {.name = "bi", .unit = "MiB/s"},
+    [T_RATE] = {.name = "rate", .unit = "k msg/s"},
+};
 
 static struct {
-    size_t min_size, max_size, max_bytes, rate_max_size;
-    int lat_iters, bw_iters, window, rate_iters, rate_window, warmup, full_every;
+    size_t min_size, max_size, max_bytes, window_bytes;
+    size_t lo[N_TESTS], hi[N_TESTS]; /* sizes each test runs at */
+    int lat_iters, bw_iters, window, rate_iters, rate_window, warmup, full_every, min_samples;
     int tests, csv;
 } opt = {
     .min_size = 0,
-    .max_size = 4u << 20,
-    .max_bytes = 8u << 20,
-    .rate_max_size = 4096,
-    .lat_iters = 200,
-    .bw_iters = 20,
+    .max_size = 1u << 20,
+    .max_bytes = 16u << 20,
+    .window_bytes = 2u << 20,
+    .lo = {0, 0, 0, 0},
+    .hi = {SIZE_MAX, SIZE_MAX, SIZE_MAX, 4096},
+    .lat_iters = 1000,
+    .bw_iters = 300,
     .window = 16,
-    .rate_iters = 40,
+    .rate_iters = 200,
     .rate_window = 64,
     .warmup = 2,
     .full_every = 0,
-    .tests = T_LAT | T_UNI | T_BI | T_RATE,
+    .min_samples = 100,
+    .tests = (1 << T_LAT) | (1 << T_UNI) | (1 << T_BI) | (1 << T_RATE),
     .csv = 0,
 };
 
@@ -144,15 +169,13 @@ static void check_recv(const unsigned char *buf, size_t size, int iter, MPI_Stat
     }
 }
 
-/* Per-iteration times of the current test: emulated guests and shared
- * machines see long descheduling spikes, so the figures reported first are
- * based on the median iteration; the averages are in the CSV too. */
-struct timing {
-    double total;  /* seconds, all measured iterations */
-    double median; /* seconds, median iteration */
-    int n;
-};
+/* Seconds taken by each timed iteration of the current test. */
 static double *itime;
+
+struct stats {
+    int n;
+    double median, q1, q3, min, max, mean;
+};
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -160,28 +183,58 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static struct timing finish_timing(double total, int n)
+/* p-quantile of n sorted values, interpolated at position p * (n - 1) */
+static double quantile(const double *v, int n, double p)
 {
-    struct timing t = {total, 0, n};
-    qsort(itime, (size_t) n, sizeof(double), cmp_double);
-    t.median = n % 2 ? itime[n / 2] : 0.5 * (itime[n / 2 - 1] + itime[n / 2]);
-    return t;
+    double pos = p * (n - 1);
+    int i = (int) pos;
+    return i + 1 < n ? v[i] + (pos - i) * (v[i + 1] - v[i]) : v[i];
 }
 
-/* iterations for a size, so that one test moves at most max_bytes */
-static int scaled_iters(int base, size_t size, int per_iter_msgs, int minimum)
+/* The figure of one sample that took t seconds and moved msgs messages of
+ * size bytes (each way for bi). */
+static double metric(int test, size_t size, int msgs, double t)
+{
+    switch (test) {
+    case T_LAT: return t * 1e6 / 2.0;
+    case T_UNI: return (double) size * msgs / t / MIB;
+    case T_BI: return 2.0 * size * msgs / t / MIB;
+    default: return msgs / t / 1e3;
+    }
+}
+
+/* Turn the n iteration times in itime into statistics of the test's figure
+ * (converted in place: itime is rewritten). */
+static struct stats finish_stats(int test, size_t size, int msgs, int n, double total)
+{
+    struct stats s = {.n = n};
+    for (int i = 0; i < n; i++)
+        itime[i] = metric(test, size, msgs, itime[i]);
+    qsort(itime, (size_t) n, sizeof(double), cmp_double);
+    s.min = itime[0];
+    s.max = itime[n - 1];
+    s.q1 = quantile(itime, n, 0.25);
+    s.median = quantile(itime, n, 0.5);
+    s.q3 = quantile(itime, n, 0.75);
+    s.mean = metric(test, size, msgs, total / n);
+    return s;
+}
+
+/* samples for a size: the base count, fewer when one test would move more
+ * than max_bytes, but at least min_samples */
+static int scaled_iters(int base, size_t size, int per_iter_msgs)
 {
     size_t per_iter = (size ? size : 1) * (size_t) per_iter_msgs;
     size_t cap = opt.max_bytes / per_iter;
     int n = base;
     if (cap < (size_t) n)
         n = (int) cap;
-    return n < minimum ? minimum : n;
+    return n < opt.min_samples ? opt.min_samples : n;
 }
 
-static struct timing run_lat(unsigned char *sbuf, unsigned char *rbuf, size_t size)
+/* Ping-pong; returns the total time of the timed iterations. */
+static double run_lat(unsigned char *sbuf, unsigned char *rbuf, size_t size, int iters)
 {
-    int iters = scaled_iters(opt.lat_iters, size, 2, 2);
     double t0 = 0, ti = 0;
     MPI_Status st;
     MPI_Barrier(MPI_COMM_WORLD);
@@ -206,12 +259,12 @@ static struct timing run_lat(unsigned char *sbuf, unsigned char *rbuf, size_t si
         if (it >= 0)
             itime[it] = MPI_Wtime() - ti;
     }
-    return finish_timing(MPI_Wtime() - t0, iters);
+    return MPI_Wtime() - t0;
 }
 
 /* Uni-directional windows (rank 0 sends, rank 1 acks each window). */
-static struct timing run_uni(unsigned char *sbuf, unsigned char **rbufs, size_t size,
-                             int window, int iters, MPI_Request *req, MPI_Status *sts)
+static double run_uni(unsigned char *sbuf, unsigned char **rbufs, size_t size, int window,
+                      int iters, MPI_Request *req, MPI_Status *sts)
 {
     double t0 = 0, ti = 0;
     MPI_Barrier(MPI_COMM_WORLD);
@@ -240,12 +293,12 @@ static struct timing run_uni(unsigned char *sbuf, unsigned char **rbufs, size_t 
         if (it >= 0)
             itime[it] = MPI_Wtime() - ti;
     }
-    return finish_timing(MPI_Wtime() - t0, iters);
+    return MPI_Wtime() - t0;
 }
 
 /* Bi-directional windows: both ranks send and receive a window. */
-static struct timing run_bi(unsigned char *sbuf, unsigned char **rbufs, size_t size,
-                            int window, int iters, MPI_Request *req, MPI_Status *sts)
+static double run_bi(unsigned char *sbuf, unsigned char **rbufs, size_t size, int window,
+                     int iters, MPI_Request *req, MPI_Status *sts)
 {
     double t0 = 0, ti = 0;
     MPI_Barrier(MPI_COMM_WORLD);
@@ -268,7 +321,7 @@ static struct timing run_bi(unsigned char *sbuf, unsigned char **rbufs, size_t s
         if (it >= 0)
             itime[it] = MPI_Wtime() - ti;
     }
-    return finish_timing(MPI_Wtime() - t0, iters);
+    return MPI_Wtime() - t0;
 }
 
 static size_t parse_size(const char *s)
@@ -284,22 +337,52 @@ static size_t parse_size(const char *s)
     return (size_t) v;
 }
 
+static int test_index(const char *name)
+{
+    if (!strcmp(name, "bw"))
+        name = "uni";
+    else if (!strcmp(name, "bibw"))
+        name = "bi";
+    for (int t = 0; t < N_TESTS; t++)
+        if (!strcmp(name, test_desc[t].name))
+            return t;
+    return -1;
+}
+
 static int parse_tests(const char *s)
 {
-    int t = 0;
+    int mask = 0;
     char *dup = strdup(s), *save = NULL;
     for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (!strcmp(tok, "lat")) t |= T_LAT;
-        else if (!strcmp(tok, "uni") || !strcmp(tok, "bw")) t |= T_UNI;
-        else if (!strcmp(tok, "bi") || !strcmp(tok, "bibw")) t |= T_BI;
-        else if (!strcmp(tok, "rate")) t |= T_RATE;
-        else if (!strcmp(tok, "all")) t |= T_LAT | T_UNI | T_BI | T_RATE;
-        else t = -1;
-        if (t < 0)
+        int t = test_index(tok);
+        if (!strcmp(tok, "all")) {
+            mask |= (1 << N_TESTS) - 1;
+        } else if (t < 0) {
+            mask = -1;
             break;
+        } else {
+            mask |= 1 << t;
+        }
     }
     free(dup);
-    return t;
+    return mask;
+}
+
+/* TEST=LO:HI: run TEST only at sizes LO..HI; 0 when well-formed */
+static int parse_test_sizes(const char *s)
+{
+    char name[16];
+    const char *eq = strchr(s, '='), *colon = eq ? strchr(eq, ':') : NULL;
+    if (!eq || !colon || (size_t) (eq - s) >= sizeof name)
+        return -1;
+    memcpy(name, s, (size_t) (eq - s));
+    name[eq - s] = '\0';
+    int t = test_index(name);
+    if (t < 0)
+        return -1;
+    opt.lo[t] = parse_size(eq + 1);
+    opt.hi[t] = parse_size(colon + 1);
+    return opt.lo[t] <= opt.hi[t] ? 0 : -1;
 }
 
 static void usage(void)
@@ -307,22 +390,51 @@ static void usage(void)
     printf("usage: openib_bench [options]   (run with 2 MPI ranks)\n"
            "  -t, --tests LIST        lat,uni,bi,rate or all (default all)\n"
            "  -m, --min-size N        smallest size (default 0)\n"
-           "  -M, --max-size N        largest size (default 4M); sizes are 0 and powers of 2\n"
-           "  -i, --lat-iters N       ping-pong iterations (default %d)\n"
+           "  -M, --max-size N        largest size (default 1M); sizes are 0 and powers of 2\n"
+           "  -S, --test-sizes T=L:H  run test T only at sizes L..H (repeatable)\n"
+           "  -R, --rate-max-size N   the same as -S rate=0:N (default 4K)\n"
+           "  -n, --min-samples N     at least N samples per size and test (default %d)\n"
+           "  -i, --lat-iters N       ping-pong samples per size (default %d)\n"
            "  -b, --bw-iters N        windows per size, uni and bi (default %d)\n"
-           "  -w, --window N          messages per bandwidth window (default %d)\n"
            "  -r, --rate-iters N      windows per size for the message rate (default %d)\n"
+           "  -B, --max-bytes N       fewer samples where a test would move more than N bytes\n"
+           "                          per size (default 16M; never fewer than --min-samples)\n"
+           "  -w, --window N          messages per bandwidth window (default %d)\n"
+           "  -P, --window-bytes N    at most N bytes per bandwidth window (default 2M)\n"
            "  -W, --rate-window N     messages per message-rate window (default %d)\n"
-           "  -R, --rate-max-size N   message rate for sizes up to N (default %zu)\n"
-           "  -B, --max-bytes N       at most N bytes per size and test (default 8M)\n"
            "  -x, --warmup N          warm-up iterations/windows (default %d)\n"
            "  -f, --full-every N      also fully check every Nth timed iteration (default %d: only\n"
            "                          the untimed warm-ups are fully checked)\n"
            "      --csv               CSV output\n"
            "  -h, --help\n"
            "Sizes accept K, M, G suffixes (powers of 1024).\n",
-           opt.lat_iters, opt.bw_iters, opt.window, opt.rate_iters, opt.rate_window,
-           opt.rate_max_size, opt.warmup, opt.full_every);
+           opt.min_samples, opt.lat_iters, opt.bw_iters, opt.rate_iters, opt.window,
+           opt.rate_window, opt.warmup, opt.full_every);
+}
+
+/* "# rank 0 on HOST, rank 1 on HOST": where each rank ran */
+static void print_hosts(void)
+{
+    char name[MPI_MAX_PROCESSOR_NAME] = "", all[2][MPI_MAX_PROCESSOR_NAME];
+    int len = 0;
+    MPI_Get_processor_name(name, &len);
+    MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0,
+               MPI_COMM_WORLD);
+    if (me == 0)
+        printf("# openib_bench %s: rank 0 on %s, rank 1 on %s\n", BENCH_VERSION, all[0], all[1]);
+}
+
+static void print_row(size_t size, int test, int msgs, const struct stats *s)
+{
+    const char *f = opt.csv ? "%zu,%s,%s,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n"
+                            : "%10zu %5s %8s %8d %5d %11.6g %11.6g %11.6g %11.6g %11.6g %11.6g\n";
+    printf(f, size, test_desc[test].name, test_desc[test].unit, s->n, msgs, s->median, s->q1,
+           s->q3, s->min, s->max, s->mean);
+}
+
+static int runs_at(int test, size_t size)
+{
+    return (opt.tests & (1 << test)) && size >= opt.lo[test] && size <= opt.hi[test];
 }
 
 int main(int argc, char **argv)
@@ -333,27 +445,32 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &np);
 
     static struct option lopts[] = {
-        {"tests", required_argument, 0, 't'},      {"min-size", required_argument, 0, 'm'},
-        {"max-size", required_argument, 0, 'M'},   {"lat-iters", required_argument, 0, 'i'},
-        {"bw-iters", required_argument, 0, 'b'},   {"window", required_argument, 0, 'w'},
-        {"rate-iters", required_argument, 0, 'r'}, {"rate-window", required_argument, 0, 'W'},
+        {"tests", required_argument, 0, 't'},       {"min-size", required_argument, 0, 'm'},
+        {"max-size", required_argument, 0, 'M'},    {"test-sizes", required_argument, 0, 'S'},
         {"rate-max-size", required_argument, 0, 'R'},
-        {"max-bytes", required_argument, 0, 'B'},  {"warmup", required_argument, 0, 'x'},
-        {"full-every", required_argument, 0, 'f'}, {"csv", no_argument, 0, 'C'},
-        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
+        {"min-samples", required_argument, 0, 'n'}, {"lat-iters", required_argument, 0, 'i'},
+        {"bw-iters", required_argument, 0, 'b'},    {"rate-iters", required_argument, 0, 'r'},
+        {"max-bytes", required_argument, 0, 'B'},   {"window", required_argument, 0, 'w'},
+        {"window-bytes", required_argument, 0, 'P'},
+        {"rate-window", required_argument, 0, 'W'}, {"warmup", required_argument, 0, 'x'},
+        {"full-every", required_argument, 0, 'f'},  {"csv", no_argument, 0, 'C'},
+        {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
     int c, bad = 0;
-    while ((c = getopt_long(argc, argv, "t:m:M:i:b:w:r:W:R:B:x:f:h", lopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "t:m:M:S:R:n:i:b:r:B:w:P:W:x:f:h", lopts, NULL)) != -1) {
         switch (c) {
         case 't': opt.tests = parse_tests(optarg); if (opt.tests <= 0) bad = 1; break;
         case 'm': opt.min_size = parse_size(optarg); break;
         case 'M': opt.max_size = parse_size(optarg); break;
+        case 'S': if (parse_test_sizes(optarg)) bad = 1; break;
+        case 'R': opt.lo[T_RATE] = 0; opt.hi[T_RATE] = parse_size(optarg); break;
+        case 'n': opt.min_samples = atoi(optarg); break;
         case 'i': opt.lat_iters = atoi(optarg); break;
         case 'b': opt.bw_iters = atoi(optarg); break;
-        case 'w': opt.window = atoi(optarg); break;
         case 'r': opt.rate_iters = atoi(optarg); break;
-        case 'W': opt.rate_window = atoi(optarg); break;
-        case 'R': opt.rate_max_size = parse_size(optarg); break;
         case 'B': opt.max_bytes = parse_size(optarg); break;
+        case 'w': opt.window = atoi(optarg); break;
+        case 'P': opt.window_bytes = parse_size(optarg); break;
+        case 'W': opt.rate_window = atoi(optarg); break;
         case 'x': opt.warmup = atoi(optarg); break;
         case 'f': opt.full_every = atoi(optarg); break;
         case 'C': opt.csv = 1; break;
@@ -366,8 +483,9 @@ int main(int argc, char **argv)
         }
     }
     if (opt.lat_iters < 1 || opt.bw_iters < 1 || opt.window < 1 || opt.rate_iters < 1 ||
-        opt.rate_window < 1 || opt.warmup < 0 || opt.full_every < 0 ||
-        opt.max_size > (size_t) 1 << 30 || opt.min_size > opt.max_size)
+        opt.rate_window < 1 || opt.warmup < 0 || opt.full_every < 0 || opt.min_samples < 1 ||
+        opt.min_samples > 1000000 || opt.max_size > (size_t) 1 << 30 ||
+        opt.min_size > opt.max_size)
         bad = 1;
     if (bad || np != 2) {
         if (me == 0) {
@@ -387,7 +505,9 @@ int main(int argc, char **argv)
     unsigned char **rbufs = calloc((size_t) maxwin, sizeof(*rbufs));
     MPI_Request *req = calloc(2 * (size_t) maxwin, sizeof(*req));
     MPI_Status *sts = calloc(2 * (size_t) maxwin, sizeof(*sts));
-    int maxit = opt.lat_iters;
+    int maxit = opt.min_samples;
+    if (opt.lat_iters > maxit)
+        maxit = opt.lat_iters;
     if (opt.bw_iters > maxit)
         maxit = opt.bw_iters;
     if (opt.rate_iters > maxit)
@@ -403,38 +523,33 @@ int main(int argc, char **argv)
     }
     memset(sbuf, 0, bufsize);
 
+    print_hosts();
     if (me == 0) {
-        if (opt.csv) {
-            printf("size,lat_us,uni_MiBps,bi_MiBps,rate_Mmsgps,lat_avg_us,uni_avg_MiBps,"
-                   "bi_avg_MiBps,rate_avg_Mmsgps,lat_iters,bw_iters,bw_window,checked_msgs,"
-                   "full_checked_msgs,errors\n");
-        } else {
-            printf("# openib_bench %s: 2 ranks; lat = half round trip (us); uni/bi in MiB/s "
-                   "(2^20 B/s; bi counts both directions); rate in million msgs/s\n",
-                   BENCH_VERSION);
-            printf("# iterations: lat %d, uni/bi %d windows of %d, rate %d windows of %d "
-                   "(sizes <= %zu); <= %zu B per size and test; full check every %d\n",
-                   opt.lat_iters, opt.bw_iters, opt.window, opt.rate_iters, opt.rate_window,
-                   opt.rate_max_size, opt.max_bytes, opt.full_every);
-            printf("# median iteration (lat also as average; all averages in --csv)\n");
-            printf("%10s %10s %10s %10s %10s %10s %9s %7s\n", "size", "lat(us)", "lat(avg)",
-                   "uni(MiB/s)", "bi(MiB/s)", "rate(M/s)", "checked", "errors");
-        }
+        printf("# lat: half round trip (us); uni, bi: MiB/s (2^20 B/s; bi counts both "
+               "directions); rate: thousand messages/s\n");
+        printf("# samples per size: lat %d, uni/bi %d windows of %d (at most %zu B), rate %d "
+               "windows of %d; fewer above %zu B per test, never fewer than %d; full check "
+               "every %d\n",
+               opt.lat_iters, opt.bw_iters, opt.window, opt.window_bytes, opt.rate_iters,
+               opt.rate_window, opt.max_bytes, opt.min_samples, opt.full_every);
+        printf(opt.csv ? "size,test,unit,samples,msgs_per_sample,median,q1,q3,min,max,mean\n"
+                       : "%10s %5s %8s %8s %5s %11s %11s %11s %11s %11s %11s\n",
+               "size", "test", "unit", "samples", "msgs", "median", "q1", "q3", "min", "max",
+               "mean");
         fflush(stdout);
     }
 
-    unsigned long long tot_checked = 0, tot_full = 0, tot_full_bytes = 0, tot_errors = 0;
+    unsigned long long tot[4] = {0};
     size_t size = opt.min_size;
     for (;;) {
-        double lat = -1, uni = -1, bi = -1, rate = -1;
-        double lat_avg = -1, uni_avg = -1, bi_avg = -1, rate_avg = -1;
-        int lat_iters = 0, bw_iters = 0;
+        struct stats st[N_TESTS];
+        int msgs[N_TESTS] = {0};
         /* window for this size: keep the in-flight receive buffers bounded */
         int win = opt.window;
-        while (win > 1 && (size_t) win * size > opt.max_bytes / 2)
+        while (win > 1 && (size_t) win * size > opt.window_bytes)
             win /= 2;
         int need = win;
-        if ((opt.tests & T_RATE) && size <= opt.rate_max_size && opt.rate_window > need)
+        if (runs_at(T_RATE, size) && opt.rate_window > need)
             need = opt.rate_window;
         size_t stride = size ? size : 1;
         if ((size_t) need * stride > region_size) {
@@ -451,54 +566,37 @@ int main(int argc, char **argv)
             rbufs[w] = region + (size_t) w * stride;
         n_checked = n_full = full_bytes = n_errors = 0;
 
-        if (opt.tests & T_LAT) {
-            struct timing t = run_lat(sbuf, rbufs[0], size);
-            lat_iters = t.n;
-            lat = t.median * 1e6 / 2.0;
-            lat_avg = t.total * 1e6 / (2.0 * t.n);
+        if (runs_at(T_LAT, size)) {
+            int n = scaled_iters(opt.lat_iters, size, 2);
+            msgs[T_LAT] = 1;
+            st[T_LAT] = finish_stats(T_LAT, size, 1, n, run_lat(sbuf, rbufs[0], size, n));
         }
-        if (opt.tests & T_UNI) {
-            bw_iters = scaled_iters(opt.bw_iters, size, win, 2);
-            struct timing t = run_uni(sbuf, rbufs, size, win, bw_iters, req, sts);
-            uni = (double) size * win / t.median / MIB;
-            uni_avg = (double) size * win * t.n / t.total / MIB;
+        if (runs_at(T_UNI, size)) {
+            int n = scaled_iters(opt.bw_iters, size, win);
+            msgs[T_UNI] = win;
+            st[T_UNI] = finish_stats(T_UNI, size, win, n,
+                                     run_uni(sbuf, rbufs, size, win, n, req, sts));
         }
-        if (opt.tests & T_BI) {
-            int n = scaled_iters(opt.bw_iters, size, 2 * win, 2);
-            if (!bw_iters)
-                bw_iters = n;
-            struct timing t = run_bi(sbuf, rbufs, size, win, n, req, sts);
-            bi = 2.0 * size * win / t.median / MIB;
-            bi_avg = 2.0 * size * win * t.n / t.total / MIB;
+        if (runs_at(T_BI, size)) {
+            int n = scaled_iters(opt.bw_iters, size, 2 * win);
+            msgs[T_BI] = win;
+            st[T_BI] = finish_stats(T_BI, size, win, n, run_bi(sbuf, rbufs, size, win, n, req, sts));
         }
-        if ((opt.tests & T_RATE) && size <= opt.rate_max_size) {
-            struct timing t = run_uni(sbuf, rbufs, size, opt.rate_window, opt.rate_iters, req, sts);
-            rate = (double) opt.rate_window / t.median / 1e6;
-            rate_avg = (double) opt.rate_window * t.n / t.total / 1e6;
+        if (runs_at(T_RATE, size)) {
+            int n = scaled_iters(opt.rate_iters, size, opt.rate_window);
+            msgs[T_RATE] = opt.rate_window;
+            st[T_RATE] = finish_stats(T_RATE, size, opt.rate_window, n,
+                                      run_uni(sbuf, rbufs, size, opt.rate_window, n, req, sts));
         }
 
         unsigned long long mine[4] = {n_checked, n_full, full_bytes, n_errors}, sum[4];
         MPI_Reduce(mine, sum, 4, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
         if (me == 0) {
-            tot_checked += sum[0];
-            tot_full += sum[1];
-            tot_full_bytes += sum[2];
-            tot_errors += sum[3];
-            char f[8][32];
-            const double v[8] = {lat, uni, bi, rate, lat_avg, uni_avg, bi_avg, rate_avg};
-            for (int k = 0; k < 8; k++) {
-                if (v[k] < 0)
-                    snprintf(f[k], sizeof f[k], opt.csv ? "" : "-");
-                else
-                    snprintf(f[k], sizeof f[k], k % 4 == 3 ? "%.4f" : "%.2f", v[k]);
-            }
-            if (opt.csv)
-                printf("%zu,%s,%s,%s,%s,%s,%s,%s,%s,%d,%d,%d,%llu,%llu,%llu\n", size, f[0], f[1],
-                       f[2], f[3], f[4], f[5], f[6], f[7], lat_iters, bw_iters, win, sum[0],
-                       sum[1], sum[3]);
-            else
-                printf("%10zu %10s %10s %10s %10s %10s %9llu %7llu\n", size, f[0], f[4], f[1],
-                       f[2], f[3], sum[0], sum[3]);
+            for (int k = 0; k < 4; k++)
+                tot[k] += sum[k];
+            for (int t = 0; t < N_TESTS; t++)
+                if (msgs[t])
+                    print_row(size, t, msgs[t], &st[t]);
             fflush(stdout);
         }
 
@@ -511,11 +609,10 @@ int main(int argc, char **argv)
 
     int rc = 0;
     if (me == 0) {
-        printf("%sverification: %llu messages checked (%llu fully, %llu bytes), %llu errors: %s\n",
-               opt.csv ? "# " : "# ", tot_checked, tot_full, tot_full_bytes, tot_errors,
-               tot_errors ? "FAILED" : "PASSED");
+        printf("# verification: %llu messages checked (%llu fully, %llu bytes), %llu errors: %s\n",
+               tot[0], tot[1], tot[2], tot[3], tot[3] ? "FAILED" : "PASSED");
         fflush(stdout);
-        rc = tot_errors ? 1 : 0;
+        rc = tot[3] ? 1 : 0;
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     free(region);

@@ -3,12 +3,13 @@
 # (only those missing). Run as root; used by the README commands and CI.
 # openssh-server/-client: the two-node test bed's guests run the host's sshd
 # and ssh (with their own configuration; no host sshd is configured).
+# gnuplot-nox: the main job's plots (bench/plot.sh).
 set -e
 pkgs="build-essential autoconf automake libtool pkg-config
       openmpi-bin libopenmpi-dev libibverbs-dev librdmacm-dev ibverbs-providers
       ibverbs-utils rdmacm-utils perftest rdma-core libhwloc-dev libpmix-dev
       qemu-system-x86 busybox-static kmod iproute2 cpio gzip xz-utils zstd procps
-      util-linux file openssh-server openssh-client"
+      util-linux file openssh-server openssh-client gnuplot-nox"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -17,5 +18,6 @@ if [ -n "$missing" ]; then
     echo "install-deps: installing:$missing"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
+    # shellcheck disable=SC2086 # one word per package
     apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi

@@ -1,0 +1,175 @@
+#!/bin/bash
+# measure.sh single|cross RESDIR: the measuring part of run-bench.sh, run
+# inside the Soft-RoCE guest (single: both processes in one guest) or on
+# node1 of the two-node bed (cross: servers and rank 1 on node2).  Runs
+# OPENIB_BENCH_ROUNDS rounds; each round runs every configuration once, back
+# to back: raw verbs (perftest), then openib with each CPC, UCX and TCP
+# (openib_bench under mpirun).  Writes into RESDIR, per configuration and
+# round R:
+#   raw_NAME.rR.out/.server/.status   perftest client and server output
+#   raw.rR.csv                        perftest results in openib_bench's CSV
+#                                     format (bench/perftest-csv.awk)
+#   mpi_CONFIG.rR.csv/.err/.status    openib_bench --csv output
+#   mpi_CONFIG.rR.pkts                packets this node's rxe device sent and
+#                                     received during the run
+#   guest-elapsed                     seconds this script took, by the
+#                                     guest's clock (run-bench.sh checks it)
+# and prints one progress line per configuration.
+#
+# Environment (set by run-bench.sh): OPENIB_BENCH_BIN, OPENIB_BENCH_ONLY,
+# OPENIB_BENCH_ROUNDS, OPENIB_BENCH_QUICK, OPENIB_BENCH_ARGS,
+# OPENIB_BENCH_STEP_TIMEOUT, and lib.sh's (OPENIB_BUILDDIR, OPENIB_HOSTS...).
+
+# shellcheck source-path=SCRIPTDIR
+# shellcheck disable=SC2317 # the steps run through timed (progress.sh)
+set -u
+shopt -s nullglob
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+SRCDIR=$(cd "$HERE/.." && pwd -P)
+PROG=run-bench
+MODE=$1 RES=$2
+export OPENIB_LIB_NO_TMP=1
+# shellcheck source=../tests/integration/lib.sh
+. "$SRCDIR/tests/integration/lib.sh"
+# shellcheck source=progress.sh
+. "$HERE/progress.sh"
+
+T_START=$EPOCHREALTIME
+dev=$OPENIB_TEST_DEVICE
+only=,${OPENIB_BENCH_ONLY:-raw,openib,ucx,tcp},
+rounds=${OPENIB_BENCH_ROUNDS:-3}
+quick=${OPENIB_BENCH_QUICK:-0}
+step_to=${OPENIB_BENCH_STEP_TIMEOUT:-900}
+
+case $MODE in
+single)
+	server_node=$(hostname)
+	server_addr=$(dev_ipv4 "$dev")
+	MPIRUN_BENCH=("${MPIRUN[@]}")
+	where="one guest ($server_node), $dev $server_addr"
+	;;
+cross)
+	need_nodes 2
+	server_node=${BED_NODES[1]}
+	server_addr=$server_node
+	MPIRUN_BENCH=("${MPIRUN_NODES[@]}")
+	where="rank 0 / perftest client on ${BED_NODES[0]}, rank 1 / perftest server on $server_node, $dev"
+	;;
+*) echo "usage: measure.sh single|cross RESDIR" >&2; exit 2 ;;
+esac
+[ -n "$server_addr" ] || { echo "$PROG: no IPv4 address for $dev" >&2; exit 1; }
+echo "$PROG: $MODE node: $where; $rounds round(s); results in $RES"
+
+# openib_bench: the sweep (lat, uni: 0 B..1 MiB) with bi at 1 MiB and the
+# message rate at 8 B, the table's other rows.  Quick: few samples.
+BENCH_ARGS=(--csv -S bi=1M:1M -S rate=8:8)
+[ "$quick" = 1 ] && BENCH_ARGS+=(-n 5 -i 20 -b 10 -r 10 -B 4M)
+# perftest sizes (every 8x, and 1 MiB; quick: the table's) and iterations:
+# ib_send_lat's -H lists every sample, so these are samples; ib_write_bw
+# reports one average.
+RAW_SIZES=(8 64 512 4096 32768 262144 1048576)
+[ "$quick" = 1 ] && RAW_SIZES=(8 4096 1048576)
+raw_iters() { # KIND(lat|bw) SIZE
+	if [ "$quick" = 1 ]; then echo 10; return; fi
+	case $1:$2 in
+	*:1048576) echo 100 ;;
+	*:262144) echo 200 ;;
+	lat:32768) echo 500 ;;
+	bw:32768) echo 1000 ;;
+	lat:*) echo 1000 ;;
+	*) echo 2000 ;;
+	esac
+}
+
+port=18600
+# perftest NAME CMD ARGS...: CMD's server on server_node, its client here;
+# outputs in RESDIR/raw_NAME.rR.{out,server,status}.
+perftest() {
+	local name=raw_$1.r$ROUND c s i spid
+	shift
+	port=$((port + 1))
+	# The server says when it listens, so that the client does not race it.
+	on_node "$server_node" "$(declare -f wait_tcp_listen)
+		out=\$(mktemp)
+		timeout 300 $* -d $dev -x 1 -p $port >\"\$out\" 2>&1 &
+		pid=\$!
+		wait_tcp_listen $port 60 && echo '# server listening'
+		wait \$pid; rc=\$?; cat \"\$out\"; rm -f \"\$out\"; exit \$rc" >"$RES/$name.server" 2>&1 &
+	spid=$!
+	for ((i = 0; i < 900; i++)); do
+		grep -q '^# server listening' "$RES/$name.server" && break
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if grep -q '^# server listening' "$RES/$name.server"; then
+		timeout 300 "$@" -d "$dev" -x 1 -p "$port" "$server_addr" >"$RES/$name.out" 2>&1
+		c=$?
+	else
+		echo "the server on $server_node did not listen on port $port" >"$RES/$name.out"
+		c=1
+	fi
+	wait "$spid"
+	s=$?
+	[ "$c" = 0 ] && c=$s
+	echo "$c" >"$RES/$name.status"
+	return "$c"
+}
+
+raw_round() {
+	local s n=0 bad=0
+	for s in "${RAW_SIZES[@]}"; do
+		perftest "lat_$s" ib_send_lat -H -s "$s" -n "$(raw_iters lat "$s")" || bad=$((bad + 1))
+		perftest "bw_$s" ib_write_bw -s "$s" -n "$(raw_iters bw "$s")" || bad=$((bad + 1))
+		n=$((n + 2))
+	done
+	perftest bibw_1048576 ib_write_bw -b -s 1048576 -n "$(raw_iters bw 1048576)" || bad=$((bad + 1))
+	perftest rate_8 ib_send_bw -s 8 -n "$([ "$quick" = 1 ] && echo 500 || echo 5000)" || bad=$((bad + 1))
+	n=$((n + 2))
+	awk -f "$HERE/perftest-csv.awk" "$RES"/raw_*.r"$ROUND".out >"$RES/raw.r$ROUND.csv"
+	[ "$bad" = 0 ] || { echo "$PROG: raw verbs: $bad of $n perftest runs failed (see $RES/raw_*.r$ROUND.out)" >&2; return 1; }
+}
+
+# mpi CONFIG MPIRUN-ARGS...: openib_bench under mpirun
+mpi() {
+	local name=mpi_$1.r$ROUND c s0 r0
+	shift
+	s0=$(dev_counter "$dev" sent_pkts)
+	r0=$(dev_counter "$dev" rcvd_pkts)
+	# shellcheck disable=SC2086
+	timeout -k 10 "$step_to" "${MPIRUN_BENCH[@]}" "$@" "$OPENIB_BENCH_BIN" "${BENCH_ARGS[@]}" \
+		${OPENIB_BENCH_ARGS:-} >"$RES/$name.csv" 2>"$RES/$name.err"
+	c=$?
+	echo "$c" >"$RES/$name.status"
+	echo "$(hostname) $dev sent $(($(dev_counter "$dev" sent_pkts) - s0)) received $(($(dev_counter "$dev" rcvd_pkts) - r0)) packets" >"$RES/$name.pkts"
+	if [ "$c" != 0 ]; then
+		echo "$PROG: ---- last lines of $name.err ----"
+		tail -n 15 "$RES/$name.err"
+		echo "$PROG: ----"
+	fi
+	return "$c"
+}
+
+for ((ROUND = 1; ROUND <= rounds; ROUND++)); do
+	r="$MODE node, round $ROUND/$rounds"
+	if [[ $only == *,raw,* ]]; then timed "$r: raw verbs (perftest)" raw_round; fi
+	if [[ $only == *,openib,* ]]; then
+		if [ -f "$(openib_component_so)" ]; then
+			# mpirun passes OMPI_MCA_* of its environment to every rank, on
+			# both nodes.
+			export OMPI_MCA_mca_base_component_path="$OPENIB_BUILDDIR/.libs:$OMPI_SYSTEM_COMPONENT_DIR"
+			timed "$r: openib (oob)" mpi openib_oob "${MPI_OPENIB_ARGS[@]}" --mca btl_openib_cpc_include oob
+			timed "$r: openib (rdma_cm)" mpi openib_rdma_cm "${MPI_OPENIB_ARGS[@]}" --mca btl_openib_cpc_include rdma_cm
+			unset OMPI_MCA_mca_base_component_path
+		else
+			for c in openib_oob openib_rdma_cm; do
+				echo "component not built: $(openib_component_so)" >"$RES/mpi_$c.r$ROUND.err"
+				echo 1 >"$RES/mpi_$c.r$ROUND.status"
+			done
+			echo "$PROG: $r: openib: FAILED, component not built ($(openib_component_so))" >&2
+		fi
+	fi
+	if [[ $only == *,ucx,* ]]; then timed "$r: UCX" mpi ucx "${MPI_UCX_ARGS[@]}"; fi
+	if [[ $only == *,tcp,* ]]; then timed "$r: TCP" mpi tcp "${MPI_TCP_ARGS[@]}"; fi
+done
+secs_since "$T_START" >"$RES/guest-elapsed"
+exit 0
