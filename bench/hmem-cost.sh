@@ -34,7 +34,7 @@ set -u -o pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 SRCDIR=$(cd "$HERE/.." && pwd -P)
 PROG=hmem-cost
-ROUNDS=5 ITERS=2000 OUT= GUEST=1 CALLGRIND=1
+ROUNDS=5 ITERS=2000 OUT='' GUEST=1 CALLGRIND=1
 CONFIGS=(none present always)
 
 # ---------------------------------------------------------------------------

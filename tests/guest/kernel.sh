@@ -205,6 +205,7 @@ prepare_cache() {
 		# the .deb is only needed if the module list changes.
 	fi
 	KVER=$(cat "$kdir/kver")
+	# shellcheck disable=SC2034 # read by openib-guest, which sources this file
 	VMLINUX=$kdir/vmlinux
 
 	# The module list may have changed since the kernel was prepared.

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034 # variables here are read by the tests that source it
 # Helpers for the CPC selection tests (tests/integration/t-cpc-*.sh); source
 # after lib.sh and openib_lib.sh.
 

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034,SC2054 # globals are read by the sourcing scripts; mpirun option values keep their commas
 # Shared helpers for the openib integration tests (tests/integration/t-*.sh)
 # and the benchmark driver (bench/run-bench.sh).  Source it:
 #   . "$OPENIB_SRCDIR/tests/integration/lib.sh"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers for the tests that run MPI over our openib (source after lib.sh).
 
 # openib_stats_sum LOG FIELD: sum of one statistics field over every rank's

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Shared helpers for the shell unit tests.
 : "${OPENIB_BUILDDIR:?run through make check}"
 OMPI_SYSTEM_COMPONENTS=$(dirname "$(ls -d /usr/lib/*/openmpi/lib/openmpi3 2>/dev/null | head -1)/x")

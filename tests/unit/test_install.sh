@@ -2,7 +2,8 @@
 # make install: the component lands in $prefix/lib/openmpi (or
 # --with-component-dir), help texts and headers beside it, and the installed
 # openib-ng-env.sh makes ompi_info load OUR openib from there.
-. "$(dirname "$0")/lib.sh"
+HERE=$(dirname "$0")
+. "$HERE/lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 prefix=$(sed -n "s/^prefix = //p" "$OPENIB_BUILDDIR/Makefile")

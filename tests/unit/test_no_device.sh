@@ -4,7 +4,8 @@
 # crash; with openib not named in the btl list it declines quietly (and
 # says why when verbose); a bad cpc_include fails fast with our help text
 # naming the parameter and the valid CPCs.
-. "$(dirname "$0")/lib.sh"
+HERE=$(dirname "$0")
+. "$HERE/lib.sh"
 if ibv_devices 2>/dev/null | grep -q '^ *[a-z]'; then
     echo "a verbs device exists here; the no-device path cannot be tested"; exit 77
 fi
@@ -20,9 +21,9 @@ run() { timeout -k 5 60 mpirun --allow-run-as-root --oversubscribe -np 2 --mca p
 # its way to mpirun (ORTE_ERROR_LOG ... show_help.c); retry (3 times at most)
 # only when that visibly happened and the text we look for is missing.
 run_until() {
-    local want=$1 i rc
+    want=$1
     shift
-    for i in 1 2 3; do
+    for _ in 1 2 3; do
         rc=$(run "$@")
         grep -Eq -- "$want" "$tmp/out" && break
         grep -q 'show_help.c' "$tmp/out" || break

@@ -1,7 +1,8 @@
 #!/bin/sh
 # ompi_info loads OUR openib (by its version) and lists its parameters with
 # help texts, including the CPC parameters with their valid values.
-. "$(dirname "$0")/lib.sh"
+HERE=$(dirname "$0")
+. "$HERE/lib.sh"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 ompi_info --param btl openib --level 9 >"$out" 2>&1 || fail "ompi_info exited $?"
