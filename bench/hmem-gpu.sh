@@ -46,7 +46,9 @@ run_logged() { # run_logged CMD...: output into the log, status returned
 
 log "== hmem-gpu.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) in $SRC"
 res "# HMEM on a real GPU: bench/hmem-gpu.sh, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-if command -v git >/dev/null 2>&1 && git -C "$SRC" rev-parse HEAD >/dev/null 2>&1; then
+# A copy of the source inside some other checkout is no checkout of ours.
+if command -v git >/dev/null 2>&1 &&
+	[ "$(git -C "$SRC" rev-parse --show-toplevel 2>/dev/null)" = "$SRC" ]; then
 	res "source: git $(git -C "$SRC" rev-parse --short HEAD)"
 elif [ -n "${HMEM_GPU_REV:-}" ]; then
 	res "source: $HMEM_GPU_REV (a copy, no git checkout)"
