@@ -16,7 +16,13 @@
  *
  * For each direction (H2D: host -> device, D2H) and size, one copy per
  * sample and method, the methods taking turns within a sample (so drift in
- * clocks or load spreads over all of them alike), after 5 warm-up copies:
+ * clocks or load spreads over all of them alike), after 5 warm-up copies.
+ * The device is idle when each timed copy starts (cuCtxSynchronize, not
+ * timed): a synchronous copy from pageable memory may return once the
+ * driver has staged the data, before it reaches the device, and the next
+ * copy then first waits for that one - without the sync, each method
+ * would be charged for the one before it. What is timed is a call until
+ * it returns (the caller may then reuse its buffer):
  *   cuMemcpy        cuMemcpyHtoD_v2 / cuMemcpyDtoH_v2 alone (the baseline)
  *   hook            openib_hmem_copy_to_buf / _from_buf: the built-in copy
  *                   (object dispatch, iovec walk, context check, counters)
@@ -70,6 +76,7 @@ static struct {
     cu_result (*stream_sync)(cu_stream s);
     cu_result (*stream_destroy)(cu_stream s);
     cu_result (*pointer_get_attribute)(void *data, int attr, cu_deviceptr p);
+    cu_result (*ctx_synchronize)(void);
 } cu;
 
 #define CU_SYM(field_, name_, required_) \
@@ -96,6 +103,7 @@ static const struct {
     CU_SYM(stream_sync, "cuStreamSynchronize", true),
     CU_SYM(stream_destroy, "cuStreamDestroy_v2", true),
     CU_SYM(pointer_get_attribute, "cuPointerGetAttribute", true),
+    CU_SYM(ctx_synchronize, "cuCtxSynchronize", true),
 };
 
 static cu_stream stream;
@@ -294,6 +302,9 @@ static void bench_size(int h2d, size_t n, int samples, const char *mode, unsigne
     for (s = 0; s < samples; ++s) {
         for (k = 0; k < M_NUM; ++k) {
             m = (s + k) % M_NUM; /* each method first in turn */
+            if (0 != cu.ctx_synchronize()) {
+                failures++;
+            }
             t0 = now_us();
             if (0 != copy_once(m, h2d, host, dev, n)) {
                 failures++;

@@ -20,7 +20,8 @@
  *   -DFAKE_CUDA_OMIT_HTOD    build without cuMemcpyHtoD_v2 (an "old driver")
  * It also has the calls an application makes to get memory and streams
  * (cuDeviceGet, the primary context, cuMemAlloc/Managed/Host and their
- * frees, cuStreamCreate/Synchronize/Destroy, cuMemcpyAsync), so
+ * frees, cuStreamCreate/Synchronize/Destroy, cuMemcpyAsync,
+ * cuCtxSynchronize), so
  * test_hmem_cuda's device checks run here too. Its cuMemcpyAsync is as
  * lazy as the driver may be: the copy is queued and done only when the
  * stream is synchronized, so a caller that forgets the sync reads stale
@@ -497,6 +498,25 @@ EXPORT int cuStreamDestroy_v2(void *h)
     }
     fake_stream_run(s); /* the driver finishes queued work first */
     s->used = 0;
+    return 0;
+}
+
+/* Every stream's queued copies are done. */
+EXPORT int cuCtxSynchronize(void)
+{
+    int i;
+
+    if (fake_check_init()) {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    }
+    if (0 == ctx_depth) {
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    for (i = 0; i < FAKE_STREAMS; ++i) {
+        if (fake_streams[i].used) {
+            fake_stream_run(&fake_streams[i]);
+        }
+    }
     return 0;
 }
 
