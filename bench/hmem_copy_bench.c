@@ -15,8 +15,9 @@
  * its first lookup starts CUDA lazily; the status line says so.
  *
  * For each direction (H2D: host -> device, D2H) and size, one copy per
- * sample and method, the methods taking turns within a sample (so drift in
- * clocks or load spreads over all of them alike), after 5 warm-up copies.
+ * sample and method, in a new random order in each sample (so drift in
+ * clocks or load, and whatever one copy leaves behind for the next, spread
+ * over all of them alike), after 5 warm-up copies.
  * The device is idle when each timed copy starts (cuCtxSynchronize, not
  * timed): a synchronous copy from pageable memory may return once the
  * driver has staged the data, before it reaches the device, and the next
@@ -218,6 +219,26 @@ static int copy_once(int m, int h2d, unsigned char *host, unsigned char *dev, si
     return -1;
 }
 
+/* A new order of the methods for each sample (a fixed-seed xorshift, so
+ * runs are alike): each method comes first, last and after each other
+ * one about equally often (a fixed rotation left each method always
+ * after the same one). */
+static void shuffle(int *v, int n)
+{
+    static uint32_t x = 2463534242u;
+    int i, j, t;
+
+    for (i = n - 1; i > 0; --i) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        j = (int) (x % (uint32_t) (i + 1));
+        t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+    }
+}
+
 static double now_us(void)
 {
     struct timespec t;
@@ -252,7 +273,13 @@ static void fill(unsigned char *p, size_t n, unsigned seed)
 }
 
 /* After the timing: does method m move the right bytes? Checked against
- * the driver's own copy, with a pattern no earlier copy left there. */
+ * the driver's own copy, with a pattern no earlier copy left there. For
+ * D2H the pattern is written with cuMemcpyHtoD just before, with no sync:
+ * from pageable memory that call returns before its DMA is done, so this
+ * also checks that the method is ordered after the application's work on
+ * the default stream (the override's stream on an H100: a non-blocking
+ * one was not, and read stale bytes at 32 KiB and 256 KiB; a blocking
+ * one is). */
 static int verify(int m, int h2d, unsigned char *host, unsigned char *dev, unsigned char *ref,
                   size_t n, unsigned seed)
 {
@@ -275,7 +302,7 @@ static void bench_size(int h2d, size_t n, int samples, const char *mode, unsigne
 {
     static double *t[M_NUM];
     static int cap;
-    int s, k, m, ok;
+    int s, k, m, ok, order[M_NUM];
     double t0;
 
     if (samples > cap) {
@@ -291,6 +318,7 @@ static void bench_size(int h2d, size_t n, int samples, const char *mode, unsigne
     }
     fill(host, n, 1);
     for (m = 0; m < M_NUM; ++m) {
+        order[m] = m;
         for (k = 0; k < 5; ++k) {
             if (0 != copy_once(m, h2d, host, dev, n)) {
                 fprintf(stderr, "%s %s %zu: warm-up copy failed\n", method_name[m],
@@ -300,8 +328,9 @@ static void bench_size(int h2d, size_t n, int samples, const char *mode, unsigne
         }
     }
     for (s = 0; s < samples; ++s) {
+        shuffle(order, M_NUM);
         for (k = 0; k < M_NUM; ++k) {
-            m = (s + k) % M_NUM; /* each method first in turn */
+            m = order[k];
             if (0 != cu.ctx_synchronize()) {
                 failures++;
             }
@@ -449,7 +478,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "host allocation failed\n");
         return 2;
     }
-    if (NULL == ref || 0 != cu.mem_alloc(&d, max) || 0 != cu.stream_create(&stream, 1)) {
+    /* A blocking stream: ordered after the legacy default stream's work
+     * (see verify); a non-blocking one was seen reading stale bytes. */
+    if (NULL == ref || 0 != cu.mem_alloc(&d, max) || 0 != cu.stream_create(&stream, 0)) {
         fprintf(stderr, "device allocation or stream failed\n");
         return 2;
     }

@@ -9,7 +9,9 @@
  * through iovecs both ways (also from a thread that has no current
  * context), and data integrity. Then the same copies through an override
  * installed with set_op, as a plug-in would write one: cuMemcpyAsync on a
- * stream of its own and one cuStreamSynchronize per call, inherited by a
+ * (blocking) stream of its own and one cuStreamSynchronize per call, read
+ * back right after the built-in default wrote (so the override must be
+ * ordered after the default stream's copies), inherited by a
  * child object, chaining to the default for host memory, counted in the
  * object's counters; and the set_ops size rules with it. CUDA is started
  * with mode always (what auto would do once the application loads the
@@ -234,7 +236,12 @@ static void run_override_checks(struct iovec *iov, unsigned char *host, unsigned
     size_t i;
 
     memset(&ovr, 0, sizeof(ovr));
-    CHECK_EQ(cu.stream_create(&ovr.stream, 1 /* CU_STREAM_NON_BLOCKING */), 0);
+    /* A blocking stream (flags 0): its work waits for the application's
+     * earlier work on the legacy default stream, e.g. a cuMemcpyHtoD from
+     * pageable memory, which returns before its DMA is done. On a
+     * non-blocking stream the override could read the device buffer
+     * before that data lands (seen on an H100: bench/hmem_copy_bench). */
+    CHECK_EQ(cu.stream_create(&ovr.stream, 0 /* CU_STREAM_DEFAULT */), 0);
     CHECK_EQ(openib_hmem_get_op(obj, FROM, &ovr.next_from, 0), 0);
     CHECK_EQ(openib_hmem_get_op(obj, TO, &ovr.next_to, 0), 0);
     CHECK_EQ(openib_hmem_get_op(obj, FROM, &def_from, OPENIB_HMEM_FLAG_DEFAULT), 0);
