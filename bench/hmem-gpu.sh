@@ -9,6 +9,7 @@
 #   OUTDIR    gets log.txt (everything, in order), results.txt (the short
 #             version: machine, test counts, the timing tables),
 #             nvidia-smi.txt, bench-pageable.txt and bench-pinned.txt
+#             (bench-MODE-N.txt with HMEM_GPU_RUNS)
 #   OMPI_DIR  optional, as for scripts/hmem-gpu-build.sh; its lib/openmpi3
 #             (Open MPI's opal components: shmem, reachable, patcher, ...)
 #             is put on the component path of test_hmem_params
@@ -16,6 +17,8 @@
 # source's revision, printed when SRC is a copy without git),
 # HMEM_GPU_SAMPLES (default 200 per size and method),
 # HMEM_GPU_SIZES (default 8,64,512,4K,32K,256K,2M,16M,64M),
+# HMEM_GPU_RUNS (default 1: each benchmark run that many times, to see the
+# spread between runs; then the files are bench-MODE-N.txt),
 # HMEM_GPU_LIBCUDA (the benchmark's driver library, default libcuda.so.1;
 # the fake, tests/unit/hmem/.libs/hmem_fake_cuda.so, tries the script out
 # on a machine without a GPU).
@@ -29,6 +32,7 @@ OUTDIR=${1:?usage: sh bench/hmem-gpu.sh OUTDIR [OMPI_DIR]}
 OMPI=${2:-}
 SAMPLES=${HMEM_GPU_SAMPLES:-200}
 SIZES=${HMEM_GPU_SIZES:-8,64,512,4K,32K,256K,2M,16M,64M}
+RUNS=${HMEM_GPU_RUNS:-1}
 mkdir -p "$OUTDIR"
 OUTDIR=$(cd "$OUTDIR" && pwd -P)
 B=${HMEM_GPU_BUILDDIR:-$OUTDIR/build}
@@ -130,22 +134,27 @@ if [ -e /dev/nvidiactl ] && grep -q '^| test_hmem_cuda | SKIP' "$RES"; then
 fi
 
 # ---- the copy benchmark ------------------------------------------------------
+run=1
+while [ "$run" -le "$RUNS" ]; do
 for m in pageable pinned; do
-	log "== bench/hmem_copy_bench -m $m -n $SAMPLES -s $SIZES"
+	f=$OUTDIR/bench-$m.txt
+	[ "$RUNS" -eq 1 ] || f=$OUTDIR/bench-$m-$run.txt
+	log "== bench/hmem_copy_bench -m $m -n $SAMPLES -s $SIZES (run $run of $RUNS)"
 	timeout -k 10 480 "$B/bench/hmem_copy_bench" -m "$m" -n "$SAMPLES" -s "$SIZES" \
-		${HMEM_GPU_LIBCUDA:+-l "$HMEM_GPU_LIBCUDA"} >"$OUTDIR/bench-$m.txt" 2>&1
+		${HMEM_GPU_LIBCUDA:+-l "$HMEM_GPU_LIBCUDA"} >"$f" 2>&1
 	rc=$?
-	cat "$OUTDIR/bench-$m.txt" >>"$LOG"
+	cat "$f" >>"$LOG"
 	res ""
-	res "## copy timings, host memory $m (bench/hmem_copy_bench -m $m -n $SAMPLES), exit $rc"
-	grep '^#\|^detect\|^SKIP' "$OUTDIR/bench-$m.txt" | grep -v '^# dir' >>"$RES"
+	res "## copy timings, host memory $m (bench/hmem_copy_bench -m $m -n $SAMPLES; run $run of $RUNS: $(basename "$f")), exit $rc"
+	grep '^#\|^detect\|^SKIP' "$f" | grep -v '^# dir' >>"$RES"
 	res ""
-	res "| dir | bytes | cuMemcpy median [q1, q3] us | hook | detect+hook | cuMemcpyAsync+sync | override (async) |"
-	res "|-----|------:|------|------|------|------|------|"
+	res "| dir | bytes | cuMemcpy median [q1, q3] us | hook | detect+hook | cuMemcpyAsync+sync | override (async) | hook - cuMemcpy | detect+hook - cuMemcpy | override - cuMemcpyAsync |"
+	res "|-----|------:|------|------|------|------|------|------:|------:|------:|"
 	awk '!/^#/ && !/^detect/ && NF >= 10 {
 		key = $1 " " $3
 		if (!(key in seen)) { seen[key] = 1; order[++n] = key }
 		cell[key, $4] = sprintf("%.2f [%.2f, %.2f]", $5, $6, $7)
+		med[key, $4] = $5
 		if ($10 != "ok") bad = 1
 	}
 	END {
@@ -154,15 +163,22 @@ for m in pageable pinned; do
 			split(order[i], k, " ")
 			line = "| " k[1] " | " k[2] " |"
 			for (j = 1; j <= 5; j++) line = line " " cell[order[i], ms[j]] " |"
+			# differences of medians, us
+			line = line sprintf(" %+.2f | %+.2f | %+.2f |",
+				med[order[i], "hook"] - med[order[i], "cuMemcpy"],
+				med[order[i], "detect+hook"] - med[order[i], "cuMemcpy"],
+				med[order[i], "override"] - med[order[i], "cuMemcpyAsync"])
 			print line
 		}
 		if (bad) print "WRONG DATA in some row: see bench-*.txt"
-	}' "$OUTDIR/bench-$m.txt" >>"$RES"
+	}' "$f" >>"$RES"
 	case $rc in
 	0) ;;
-	77) res "benchmark skipped: $(grep -m1 SKIP "$OUTDIR/bench-$m.txt")" ;;
+	77) res "benchmark skipped: $(grep -m1 SKIP "$f")" ;;
 	*) status=1 ;;
 	esac
+done
+run=$((run + 1))
 done
 log "== done: exit $status"
 exit $status

@@ -221,8 +221,10 @@ static int copy_once(int m, int h2d, unsigned char *host, unsigned char *dev, si
 
 /* A new order of the methods for each sample (a fixed-seed xorshift, so
  * runs are alike): each method comes first, last and after each other
- * one about equally often (a fixed rotation left each method always
- * after the same one). */
+ * one about equally often. A fixed rotation left each method always
+ * after the same one: on an H100 the plain cuMemcpyDtoH, always after the
+ * override, came out 0.37 us slower than the same call inside the hook
+ * (8 B, 7.49 vs 7.12 us); shuffled, it is 0.12 us faster (7.36 vs 7.48). */
 static void shuffle(int *v, int n)
 {
     static uint32_t x = 2463534242u;
