@@ -18,6 +18,14 @@
  *   FAKE_CUDA_DEVICES=N      cuDeviceGetCount reports N (default 2)
  *   FAKE_CUDA_REPORT=path    append the call counts to path at exit
  *   -DFAKE_CUDA_OMIT_HTOD    build without cuMemcpyHtoD_v2 (an "old driver")
+ * It also has the calls an application makes to get memory and streams
+ * (cuDeviceGet, the primary context, cuMemAlloc/Managed/Host and their
+ * frees, cuStreamCreate/Synchronize/Destroy, cuMemcpyAsync,
+ * cuCtxSynchronize), so
+ * test_hmem_cuda's device checks run here too. Its cuMemcpyAsync is as
+ * lazy as the driver may be: the copy is queued and done only when the
+ * stream is synchronized, so a caller that forgets the sync reads stale
+ * bytes, here as on a GPU.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -53,6 +61,7 @@ EXPORT struct fake_cuda_stats {
     unsigned long dtoh, htod, push, pop, attr, no_ctx_errors;
     unsigned long init;         /* cuInit calls */
     unsigned long uninit_calls; /* calls refused: made before cuInit */
+    unsigned long async, syncs; /* cuMemcpyAsync calls, cuStreamSynchronize calls */
 } fake_cuda_stats;
 
 /* Make [base, base+len) an allocation of `kind` on device `dev`; returns
@@ -304,5 +313,236 @@ EXPORT int cuCtxPopCurrent_v2(void **ctx)
 EXPORT int cuGetErrorString(int rc, const char **s)
 {
     *s = 100 == rc ? "no CUDA-capable device is detected (fake)" : "fake CUDA error";
+    return 0;
+}
+
+/* ---- what an application calls: devices, memory, streams ---------------- */
+
+EXPORT int cuDeviceGet(int *dev, int ordinal)
+{
+    if (fake_check_init()) {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    }
+    if (ordinal < 0 || ordinal > 1) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    *dev = ordinal;
+    return 0;
+}
+
+EXPORT int cuDevicePrimaryCtxRetain(void **ctx, int dev)
+{
+    if (fake_check_init()) {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    }
+    if (dev < 0 || dev > 1) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    *ctx = &fake_ctx[dev];
+    return 0;
+}
+
+EXPORT int cuDevicePrimaryCtxRelease_v2(int dev)
+{
+    return fake_check_init() ? CUDA_ERROR_NOT_INITIALIZED : 0;
+}
+
+EXPORT int cuCtxSetCurrent(void *ctx)
+{
+    if (fake_check_init()) {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    }
+    ctx_stack[0] = ctx;
+    ctx_depth = NULL != ctx;
+    return 0;
+}
+
+/* Allocations are malloc'd host memory the fake calls device, managed or
+ * pinned memory (of device 0). */
+static int fake_malloc(void **p, size_t n, int kind)
+{
+    if (fake_check_init()) {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    }
+    if (0 == ctx_depth || 0 == n) {
+        return 0 == n ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_CONTEXT;
+    }
+    *p = malloc(n);
+    if (NULL == *p) {
+        return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+    }
+    if (0 == fake_cuda_alloc(*p, n, kind, 0)) {
+        free(*p);
+        return 2;
+    }
+    return 0;
+}
+
+static int fake_mfree(void *p)
+{
+    if (fake_check_init()) {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    }
+    if (0 != fake_cuda_free(p)) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    free(p);
+    return 0;
+}
+
+EXPORT int cuMemAlloc_v2(unsigned long long *dptr, size_t n)
+{
+    void *p = NULL;
+    int rc = fake_malloc(&p, n, FAKE_DEVICE);
+
+    *dptr = (unsigned long long) (uintptr_t) p;
+    return rc;
+}
+
+EXPORT int cuMemAllocManaged(unsigned long long *dptr, size_t n, unsigned int flags)
+{
+    void *p = NULL;
+    int rc = fake_malloc(&p, n, FAKE_MANAGED);
+
+    (void) flags;
+    *dptr = (unsigned long long) (uintptr_t) p;
+    return rc;
+}
+
+EXPORT int cuMemFree_v2(unsigned long long dptr)
+{
+    return fake_mfree((void *) (uintptr_t) dptr);
+}
+
+EXPORT int cuMemAllocHost_v2(void **p, size_t n)
+{
+    return fake_malloc(p, n, FAKE_PINNED);
+}
+
+EXPORT int cuMemFreeHost(void *p)
+{
+    return fake_mfree(p);
+}
+
+/* Streams: the handle is the address of a slot; its queue holds the copies
+ * cuMemcpyAsync accepted and cuStreamSynchronize has not yet done. */
+enum { FAKE_STREAMS = 4, FAKE_QUEUE = 64 };
+static struct fake_stream {
+    int used, n;
+    struct { void *dst; const void *src; size_t len; } q[FAKE_QUEUE];
+} fake_streams[FAKE_STREAMS];
+
+static struct fake_stream *fake_stream_of(void *h)
+{
+    struct fake_stream *s = h;
+
+    return s >= fake_streams && s < fake_streams + FAKE_STREAMS && s->used ? s : NULL;
+}
+
+static void fake_stream_run(struct fake_stream *s)
+{
+    int i;
+
+    for (i = 0; i < s->n; ++i) {
+        memcpy(s->q[i].dst, s->q[i].src, s->q[i].len);
+    }
+    s->n = 0;
+}
+
+EXPORT int cuStreamCreate(void **h, unsigned int flags)
+{
+    int i;
+
+    (void) flags;
+    if (fake_check_init()) {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    }
+    if (0 == ctx_depth) {
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    for (i = 0; i < FAKE_STREAMS; ++i) {
+        if (!fake_streams[i].used) {
+            fake_streams[i].used = 1;
+            fake_streams[i].n = 0;
+            *h = &fake_streams[i];
+            return 0;
+        }
+    }
+    return 2;
+}
+
+EXPORT int cuStreamSynchronize(void *h)
+{
+    struct fake_stream *s = fake_stream_of(h);
+
+    if (fake_check_init()) {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    }
+    if (NULL == s) {
+        return 400; /* CUDA_ERROR_INVALID_HANDLE */
+    }
+    fake_stream_run(s);
+    fake_cuda_stats.syncs++;
+    return 0;
+}
+
+EXPORT int cuStreamDestroy_v2(void *h)
+{
+    struct fake_stream *s = fake_stream_of(h);
+
+    if (fake_check_init()) {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    }
+    if (NULL == s) {
+        return 400;
+    }
+    fake_stream_run(s); /* the driver finishes queued work first */
+    s->used = 0;
+    return 0;
+}
+
+/* Every stream's queued copies are done. */
+EXPORT int cuCtxSynchronize(void)
+{
+    int i;
+
+    if (fake_check_init()) {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    }
+    if (0 == ctx_depth) {
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    for (i = 0; i < FAKE_STREAMS; ++i) {
+        if (fake_streams[i].used) {
+            fake_stream_run(&fake_streams[i]);
+        }
+    }
+    return 0;
+}
+
+/* Unified addressing: either side may be host or (fake) device memory.
+ * Only on a stream of our own: the default stream is not faked. */
+EXPORT int cuMemcpyAsync(unsigned long long dst, unsigned long long src, size_t n, void *h)
+{
+    struct fake_stream *s = fake_stream_of(h);
+
+    if (fake_check_init()) {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    }
+    if (0 == ctx_depth || NULL == ctx_stack[ctx_depth - 1]) {
+        fake_cuda_stats.no_ctx_errors++;
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    if (NULL == s) {
+        return 400;
+    }
+    if (FAKE_QUEUE == s->n) {
+        fake_stream_run(s); /* in order, as the stream would */
+    }
+    s->q[s->n].dst = (void *) (uintptr_t) dst;
+    s->q[s->n].src = (const void *) (uintptr_t) src;
+    s->q[s->n].len = n;
+    s->n++;
+    fake_cuda_stats.async++;
     return 0;
 }

@@ -14,8 +14,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "opal/constants.h"
-
 #include "hmem/openib_hmem_btl.h"
 #include "tests/unit/hmem/hmem_test.h"
 
