@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "connect/cpc_internal.h"
+#include "connect/cpc_wire_be.h"
 
 #define MODEX_MAGIC0 'o'
 #define MODEX_MAGIC1 'i'
@@ -89,21 +90,9 @@ static void put_bytes(struct wr *w, const void *src, size_t n)
 static void put_be(struct wr *w, uint64_t v, int nbytes)
 {
     uint8_t b[8];
-    int i;
 
-    for (i = 0; i < nbytes; ++i) {
-        b[i] = (uint8_t) (v >> (8 * (nbytes - 1 - i)));
-    }
+    cpc_be_put(b, v, nbytes);
     put_bytes(w, b, (size_t) nbytes);
-}
-
-static void poke_be(uint8_t *at, uint64_t v, int nbytes)
-{
-    int i;
-
-    for (i = 0; i < nbytes; ++i) {
-        at[i] = (uint8_t) (v >> (8 * (nbytes - 1 - i)));
-    }
 }
 
 /* ---- reader: never looks at a byte at or past `end` ---- */
@@ -131,10 +120,9 @@ static uint64_t get_be(struct rd *r, int nbytes)
 {
     const uint8_t *p = get_bytes(r, (size_t) nbytes);
     uint64_t v = 0;
-    int i;
 
-    for (i = 0; NULL != p && i < nbytes; ++i) {
-        v = (v << 8) | p[i];
+    if (NULL != p) {
+        cpc_be_get(p, &v, nbytes);
     }
     return v;
 }
@@ -215,13 +203,13 @@ int openib_connect_modex_encode(const struct openib_modex_port *ports, int nport
         if (w.full) {
             return OPAL_ERR_OUT_OF_RESOURCE;
         }
-        poke_be(buf + start, w.pos - start - 2, 2);
+        cpc_be_put(buf + start, w.pos - start - 2, 2);
     }
     if (w.full) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    poke_be(buf + 4, w.pos, 4);
-    poke_be(buf + 8, modex_crc(buf, w.pos), 4);
+    cpc_be_put(buf + 4, w.pos, 4);
+    cpc_be_put(buf + 8, modex_crc(buf, w.pos), 4);
     *len = w.pos;
     return OPAL_SUCCESS;
 }

@@ -26,33 +26,13 @@
 #include <string.h>
 
 #include "connect/cpc_oob_wire.h"
+#include "connect/cpc_wire_be.h"
 
 #define OOB_MAGIC 0x4f49424fu    /* "OIBO" */
 #define OOB_KA_MAGIC 0x4f49424bu /* "OIBK" */
 #define OOB_KA_VERSION 1
 #define OOB_MSG_LEN (4 + 4 + 2 * OOB_ID_LEN + 4 + 16 + 4 + 8 * OPENIB_CPC_MAX_QPS + 16)
 #define OOB_KA_LEN 8
-
-static uint8_t *put(uint8_t *p, uint64_t v, int n)
-{
-    int i;
-
-    for (i = 0; i < n; ++i) {
-        p[i] = (uint8_t) (v >> (8 * (n - 1 - i)));
-    }
-    return p + n;
-}
-
-static const uint8_t *get(const uint8_t *p, uint64_t *v, int n)
-{
-    int i;
-
-    *v = 0;
-    for (i = 0; i < n; ++i) {
-        *v = (*v << 8) | p[i];
-    }
-    return p + n;
-}
 
 /* ---- blob ---- */
 
@@ -67,7 +47,7 @@ int oob_blob_encode(uint8_t *buf, size_t cap, const uint32_t *addrs, int naddr, 
     }
     buf[0] = OOB_BLOB_VERSION;
     buf[1] = (uint8_t) naddr;
-    put(buf + 2, port, 2);
+    cpc_be_put(buf + 2, port, 2);
     memcpy(buf + 4, addrs, 4 * (size_t) naddr);
     *len = 4 + 4 * (size_t) naddr;
     return OPAL_SUCCESS;
@@ -92,7 +72,7 @@ int oob_blob_decode(const uint8_t *b, size_t len, uint32_t *addrs, int *naddr, u
         return OPAL_ERR_BAD_PARAM;
     }
     *naddr = b[1];
-    get(b + 2, &v, 2);
+    cpc_be_get(b + 2, &v, 2);
     *port = (uint16_t) v;
     for (i = 0; i < *naddr; ++i) {
         memcpy(&addrs[i], b + 4 + 4 * i, 4);
@@ -113,31 +93,31 @@ int oob_msg_encode(uint8_t *buf, size_t size, enum oob_type type, uint16_t reaso
         return OPAL_ERR_BAD_PARAM;
     }
     memset(buf, 0, size);
-    p = put(p, OOB_MAGIC, 4);
-    p = put(p, OOB_MSG_VERSION, 1);
-    p = put(p, type, 1);
-    p = put(p, reason, 2);
+    p = cpc_be_put(p, OOB_MAGIC, 4);
+    p = cpc_be_put(p, OOB_MSG_VERSION, 1);
+    p = cpc_be_put(p, type, 1);
+    p = cpc_be_put(p, reason, 2);
     memcpy(p, src, OOB_ID_LEN);
     memcpy(p + OOB_ID_LEN, dst, OOB_ID_LEN);
     p += 2 * OOB_ID_LEN;
     if (NULL == q) {
         return OPAL_SUCCESS;
     }
-    p = put(p, q->mtu, 4);
+    p = cpc_be_put(p, q->mtu, 4);
     memcpy(p, q->gid, 16);
     p += 16;
-    p = put(p, q->lid, 2);
-    p = put(p, q->num_qps, 1);
-    p = put(p, 0, 1);
+    p = cpc_be_put(p, q->lid, 2);
+    p = cpc_be_put(p, q->num_qps, 1);
+    p = cpc_be_put(p, 0, 1);
     for (i = 0; i < OPENIB_CPC_MAX_QPS; ++i) {
-        p = put(p, q->qpn[i], 4);
+        p = cpc_be_put(p, q->qpn[i], 4);
     }
     for (i = 0; i < OPENIB_CPC_MAX_QPS; ++i) {
-        p = put(p, q->psn[i], 4);
+        p = cpc_be_put(p, q->psn[i], 4);
     }
-    p = put(p, q->rq_layout, 4);
-    p = put(p, q->mailbox_rkey, 4);
-    put(p, q->mailbox_addr, 8);
+    p = cpc_be_put(p, q->rq_layout, 4);
+    p = cpc_be_put(p, q->mailbox_rkey, 4);
+    cpc_be_put(p, q->mailbox_addr, 8);
     return OPAL_SUCCESS;
 }
 
@@ -150,7 +130,7 @@ int oob_msg_decode(const uint8_t *buf, size_t size, struct oob_msg *out)
     if (NULL == buf || NULL == out || size < OOB_MSG_LEN) {
         return OPAL_ERR_BAD_PARAM;
     }
-    p = get(p, &v, 4);
+    p = cpc_be_get(p, &v, 4);
     if (v != OOB_MAGIC) {
         return OPAL_ERR_BAD_PARAM;
     }
@@ -161,18 +141,18 @@ int oob_msg_decode(const uint8_t *buf, size_t size, struct oob_msg *out)
         return OPAL_ERR_BAD_PARAM;
     }
     out->type = (enum oob_type) p[1];
-    get(p + 2, &v, 2);
+    cpc_be_get(p + 2, &v, 2);
     out->reason = (uint16_t) v;
     p += 4;
     memcpy(out->src, p, OOB_ID_LEN);
     memcpy(out->dst, p + OOB_ID_LEN, OOB_ID_LEN);
     p += 2 * OOB_ID_LEN;
     openib_cpc_qp_info_init(&out->q);
-    p = get(p, &v, 4);
+    p = cpc_be_get(p, &v, 4);
     out->q.mtu = (uint32_t) v;
     memcpy(out->q.gid, p, 16);
     p += 16;
-    p = get(p, &v, 2);
+    p = cpc_be_get(p, &v, 2);
     out->q.lid = (uint16_t) v;
     out->q.num_qps = p[0];
     p += 2;
@@ -180,18 +160,18 @@ int oob_msg_decode(const uint8_t *buf, size_t size, struct oob_msg *out)
         return OPAL_ERR_BAD_PARAM;
     }
     for (i = 0; i < OPENIB_CPC_MAX_QPS; ++i) {
-        p = get(p, &v, 4);
+        p = cpc_be_get(p, &v, 4);
         out->q.qpn[i] = (uint32_t) v;
     }
     for (i = 0; i < OPENIB_CPC_MAX_QPS; ++i) {
-        p = get(p, &v, 4);
+        p = cpc_be_get(p, &v, 4);
         out->q.psn[i] = (uint32_t) v;
     }
-    p = get(p, &v, 4);
+    p = cpc_be_get(p, &v, 4);
     out->q.rq_layout = (uint32_t) v;
-    p = get(p, &v, 4);
+    p = cpc_be_get(p, &v, 4);
     out->q.mailbox_rkey = (uint32_t) v;
-    get(p, &out->q.mailbox_addr, 8);
+    cpc_be_get(p, &out->q.mailbox_addr, 8);
     return OPAL_SUCCESS;
 }
 
@@ -206,10 +186,10 @@ int oob_ka_encode(uint8_t *buf, size_t size, const struct oob_ka *k)
         return OPAL_ERR_BAD_PARAM;
     }
     memset(buf, 0, size);
-    p = put(p, OOB_KA_MAGIC, 4);
-    p = put(p, OOB_KA_VERSION, 1);
-    p = put(p, k->type, 1);
-    put(p, k->pending, 2);
+    p = cpc_be_put(p, OOB_KA_MAGIC, 4);
+    p = cpc_be_put(p, OOB_KA_VERSION, 1);
+    p = cpc_be_put(p, k->type, 1);
+    cpc_be_put(p, k->pending, 2);
     return OPAL_SUCCESS;
 }
 
@@ -220,7 +200,7 @@ int oob_ka_decode(const uint8_t *buf, size_t size, struct oob_ka *k)
     if (NULL == buf || NULL == k || size < 4) {
         return OPAL_ERR_BAD_PARAM;
     }
-    get(buf, &v, 4);
+    cpc_be_get(buf, &v, 4);
     if (v != OOB_KA_MAGIC) {
         return OPAL_ERR_NOT_FOUND;
     }
@@ -234,7 +214,7 @@ int oob_ka_decode(const uint8_t *buf, size_t size, struct oob_ka *k)
         return OPAL_ERR_BAD_PARAM;
     }
     k->type = buf[5];
-    get(buf + 6, &v, 2);
+    cpc_be_get(buf + 6, &v, 2);
     k->pending = (uint16_t) v;
     return OPAL_SUCCESS;
 }

@@ -41,31 +41,10 @@
 #include <string.h>
 
 #include "connect/cpc_rdma_cm.h"
+#include "connect/cpc_wire_be.h"
 
 #define RCM_MAGIC 0xa7
 #define RCM_WIRE_VERSION 1
-
-static uint8_t *put_be(uint8_t *p, uint64_t v, int bytes)
-{
-    int i;
-
-    for (i = bytes - 1; i >= 0; --i) {
-        p[i] = (uint8_t) v;
-        v >>= 8;
-    }
-    return p + bytes;
-}
-
-static const uint8_t *get_be(const uint8_t *p, uint64_t *v, int bytes)
-{
-    int i;
-
-    *v = 0;
-    for (i = 0; i < bytes; ++i) {
-        *v = *v << 8 | p[i];
-    }
-    return p + bytes;
-}
 
 size_t rcm_hdr_encode(uint8_t *p, enum rcm_type type, const void *src, uint8_t arg)
 {
@@ -115,14 +94,14 @@ size_t rcm_body_encode(const struct openib_cpc_qp_info *q, uint8_t *body)
         }
     }
     *p++ = (uint8_t) n;
-    p = put_be(p, q->rq_layout, 4);
-    p = put_be(p, q->mailbox_rkey, 4);
-    p = put_be(p, q->mailbox_addr, 8);
+    p = cpc_be_put(p, q->rq_layout, 4);
+    p = cpc_be_put(p, q->mailbox_rkey, 4);
+    p = cpc_be_put(p, q->mailbox_addr, 8);
     for (i = 0; i < n; ++i) {
-        p = put_be(p, q->psn[i], 3);
+        p = cpc_be_put(p, q->psn[i], 3);
     }
     for (i = 1; i < n; ++i) {
-        p = put_be(p, q->qpn[i], 3);
+        p = cpc_be_put(p, q->qpn[i], 3);
     }
     return (size_t) (p - body);
 }
@@ -143,19 +122,19 @@ int rcm_body_decode(const uint8_t *body, size_t len, uint32_t qpn0,
     }
     p++;
     q->num_qps = (uint8_t) n;
-    p = get_be(p, &v, 4);
+    p = cpc_be_get(p, &v, 4);
     q->rq_layout = (uint32_t) v;
-    p = get_be(p, &v, 4);
+    p = cpc_be_get(p, &v, 4);
     q->mailbox_rkey = (uint32_t) v;
-    p = get_be(p, &v, 8);
+    p = cpc_be_get(p, &v, 8);
     q->mailbox_addr = v;
     for (i = 0; i < n; ++i) {
-        p = get_be(p, &v, 3);
+        p = cpc_be_get(p, &v, 3);
         q->psn[i] = (uint32_t) v;
     }
     q->qpn[0] = qpn0;
     for (i = 1; i < n; ++i) {
-        p = get_be(p, &v, 3);
+        p = cpc_be_get(p, &v, 3);
         q->qpn[i] = (uint32_t) v;
     }
     return OPAL_SUCCESS;

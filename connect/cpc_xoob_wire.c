@@ -18,28 +18,10 @@
 #include "opal/constants.h"
 
 #include "connect/cpc_xoob_wire.h"
+#include "connect/cpc_wire_be.h"
 
 #define XOOB_MAGIC 0x584f4f42u /* "XOOB" */
 #define XOOB_MSG_LEN (4 + 4 + 2 * XOOB_ID_LEN + 16 + 16 + 2 + 8 + 64)
-
-static uint8_t *put(uint8_t *p, uint64_t v, int n)
-{
-    int i;
-    for (i = 0; i < n; ++i) {
-        p[i] = (uint8_t) (v >> (8 * (n - 1 - i)));
-    }
-    return p + n;
-}
-
-static const uint8_t *get(const uint8_t *p, uint64_t *v, int n)
-{
-    int i;
-    *v = 0;
-    for (i = 0; i < n; ++i) {
-        *v = (*v << 8) | p[i];
-    }
-    return p + n;
-}
 
 static size_t blob_size(uint8_t naddr, uint8_t nsrq)
 {
@@ -58,17 +40,17 @@ int xoob_blob_encode(const struct xoob_blob *b, uint8_t *buf, size_t cap, size_t
     if (cap < blob_size(b->naddr, b->nsrq)) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    p = put(p, XOOB_BLOB_VERSION, 1);
-    p = put(p, b->naddr, 1);
-    p = put(p, b->port, 2);
+    p = cpc_be_put(p, XOOB_BLOB_VERSION, 1);
+    p = cpc_be_put(p, b->naddr, 1);
+    p = cpc_be_put(p, b->port, 2);
     for (i = 0; i < b->naddr; ++i) {
         memcpy(p, &b->addrs[i], 4);
         p += 4;
     }
-    p = put(p, b->node_id, 8);
-    p = put(p, b->nsrq, 1);
+    p = cpc_be_put(p, b->node_id, 8);
+    p = cpc_be_put(p, b->nsrq, 1);
     for (i = 0; i < b->nsrq; ++i) {
-        p = put(p, b->srqn[i], 4);
+        p = cpc_be_put(p, b->srqn[i], 4);
     }
     *len = (size_t) (p - buf);
     return OPAL_SUCCESS;
@@ -91,20 +73,20 @@ int xoob_blob_decode(const uint8_t *buf, size_t len, struct xoob_blob *b)
     if (0 == b->naddr || b->naddr > XOOB_MAX_ADDRS || len < blob_size(b->naddr, 0)) {
         return OPAL_ERR_BAD_PARAM;
     }
-    p = get(p + 2, &v, 2);
+    p = cpc_be_get(p + 2, &v, 2);
     b->port = (uint16_t) v;
     for (i = 0; i < b->naddr; ++i) {
         memcpy(&b->addrs[i], p, 4);
         p += 4;
     }
-    p = get(p, &b->node_id, 8);
+    p = cpc_be_get(p, &b->node_id, 8);
     b->nsrq = *p++;
     /* the length must be exactly what the counts say */
     if (0 == b->nsrq || b->nsrq > XOOB_MAX_SRQS || len != blob_size(b->naddr, b->nsrq)) {
         return OPAL_ERR_BAD_PARAM;
     }
     for (i = 0; i < b->nsrq; ++i) {
-        p = get(p, &v, 4);
+        p = cpc_be_get(p, &v, 4);
         b->srqn[i] = (uint32_t) v;
     }
     return OPAL_SUCCESS;
@@ -118,21 +100,21 @@ int xoob_msg_encode(const struct xoob_msg *m, uint8_t *buf, size_t size)
         return OPAL_ERR_BAD_PARAM;
     }
     memset(buf, 0, size);
-    p = put(p, XOOB_MAGIC, 4);
-    p = put(p, XOOB_MSG_VERSION, 1);
-    p = put(p, m->type, 1);
-    p = put(p, m->reason, 2);
+    p = cpc_be_put(p, XOOB_MAGIC, 4);
+    p = cpc_be_put(p, XOOB_MSG_VERSION, 1);
+    p = cpc_be_put(p, m->type, 1);
+    p = cpc_be_put(p, m->reason, 2);
     memcpy(p, m->src, XOOB_ID_LEN);
     memcpy(p + XOOB_ID_LEN, m->dst, XOOB_ID_LEN);
     p += 2 * XOOB_ID_LEN;
-    p = put(p, m->qpn, 4);
-    p = put(p, m->psn, 4);
-    p = put(p, m->mtu, 4);
-    p = put(p, m->rq_layout, 4);
+    p = cpc_be_put(p, m->qpn, 4);
+    p = cpc_be_put(p, m->psn, 4);
+    p = cpc_be_put(p, m->mtu, 4);
+    p = cpc_be_put(p, m->rq_layout, 4);
     memcpy(p, m->gid, 16);
     p += 16;
-    p = put(p, m->lid, 2);
-    p = put(p, m->node_id, 8);
+    p = cpc_be_put(p, m->lid, 2);
+    p = cpc_be_put(p, m->node_id, 8);
     memcpy(p, m->why, strnlen(m->why, sizeof(m->why) - 1));
     return OPAL_SUCCESS;
 }
@@ -144,7 +126,7 @@ int xoob_msg_is_xoob(const uint8_t *buf, size_t size)
     if (NULL == buf || size < 4) {
         return 0;
     }
-    get(buf, &v, 4);
+    cpc_be_get(buf, &v, 4);
     return v == XOOB_MAGIC;
 }
 
@@ -164,24 +146,24 @@ int xoob_msg_decode(const uint8_t *buf, size_t size, struct xoob_msg *m)
     }
     memset(m, 0, sizeof(*m));
     m->type = buf[5];
-    p = get(buf + 6, &v, 2);
+    p = cpc_be_get(buf + 6, &v, 2);
     m->reason = (uint16_t) v;
     memcpy(m->src, p, XOOB_ID_LEN);
     memcpy(m->dst, p + XOOB_ID_LEN, XOOB_ID_LEN);
     p += 2 * XOOB_ID_LEN;
-    p = get(p, &v, 4);
+    p = cpc_be_get(p, &v, 4);
     m->qpn = (uint32_t) v;
-    p = get(p, &v, 4);
+    p = cpc_be_get(p, &v, 4);
     m->psn = (uint32_t) v;
-    p = get(p, &v, 4);
+    p = cpc_be_get(p, &v, 4);
     m->mtu = (uint32_t) v;
-    p = get(p, &v, 4);
+    p = cpc_be_get(p, &v, 4);
     m->rq_layout = (uint32_t) v;
     memcpy(m->gid, p, 16);
     p += 16;
-    p = get(p, &v, 2);
+    p = cpc_be_get(p, &v, 2);
     m->lid = (uint16_t) v;
-    p = get(p, &m->node_id, 8);
+    p = cpc_be_get(p, &m->node_id, 8);
     memcpy(m->why, p, sizeof(m->why) - 1); /* m->why[63] stays NUL */
     return OPAL_SUCCESS;
 }

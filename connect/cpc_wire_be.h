@@ -1,0 +1,31 @@
+/*
+ * cpc_wire_be.h - big-endian integers of 1 to 8 bytes, the byte order of
+ * every connection-setup wire format (oob, xoob, rdma_cm private data, the
+ * modex blob).  Callers check room before they write or read.
+ */
+#ifndef OPENIB_CPC_WIRE_BE_H
+#define OPENIB_CPC_WIRE_BE_H
+
+#include <stdint.h>
+
+/* Writes the low n bytes of v at p, most significant first; returns p + n. */
+static inline uint8_t *cpc_be_put(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = n - 1; i >= 0; --i) {
+        p[i] = (uint8_t) v;
+        v >>= 8;
+    }
+    return p + n;
+}
+
+/* Reads n bytes at p, most significant first, into *v; returns p + n. */
+static inline const uint8_t *cpc_be_get(const uint8_t *p, uint64_t *v, int n)
+{
+    *v = 0;
+    for (int i = 0; i < n; ++i) {
+        *v = *v << 8 | p[i];
+    }
+    return p + n;
+}
+
+#endif
