@@ -48,4 +48,20 @@ static inline void openib_cpc_discount_absence(long *deadline_ms, long *looked_m
     *looked_ms = now;
 }
 
+/* A handshake timeout in seconds, as used: a bound below 1 s would end every
+ * handshake before it starts. */
+static inline long openib_cpc_timeout_ms(int timeout_s)
+{
+    return timeout_s < 1 ? 1000L : 1000L * timeout_s;
+}
+
+/* The peer showed it was alive at t: the silence bound starts again from
+ * there (never earlier than it already was). */
+static inline void openib_cpc_alive(long *deadline_ms, long t, long timeout_ms)
+{
+    if (t + timeout_ms > *deadline_ms) {
+        *deadline_ms = t + timeout_ms;
+    }
+}
+
 #endif

@@ -106,20 +106,14 @@ static void encode(uint8_t *m, enum oob_type type, uint16_t reason, const void *
     (void) oob_msg_encode(m, OOB_MSG_SIZE, type, reason, src, dst, q);
 }
 
-/* As used: a bound below 1 s would end every handshake before it starts. */
 static long timeout_ms(void)
 {
-    return oob_timeout_s < 1 ? 1000L : 1000L * oob_timeout_s;
+    return openib_cpc_timeout_ms(oob_timeout_s);
 }
 
-/* The peer showed it is alive: the silence bound starts again. */
 static void alive(struct oob_ep *e, long t)
 {
-    long d = t + timeout_ms();
-
-    if (d > e->deadline_ms) {
-        e->deadline_ms = d;
-    }
+    openib_cpc_alive(&e->deadline_ms, t, timeout_ms());
 }
 
 /* Timers on (the handshake is under way). */

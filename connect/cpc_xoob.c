@@ -100,17 +100,12 @@ void openib_cpc_xoob_set_btl_ops(const struct openib_xoob_btl_ops *ops)
 
 static long timeout_ms(void)
 {
-    return xoob_timeout_s < 1 ? 1000L : 1000L * xoob_timeout_s;
+    return openib_cpc_timeout_ms(xoob_timeout_s);
 }
 
-/* The responder showed it is alive: the silence bound starts again. */
 static void alive(struct xoob_ep *e, long t)
 {
-    long d = t + timeout_ms();
-
-    if (d > e->deadline_ms) {
-        e->deadline_ms = d;
-    }
+    openib_cpc_alive(&e->deadline_ms, t, timeout_ms());
 }
 
 /* ---- the end of a node's handshake: every waiting endpoint hears it ---- */
