@@ -203,32 +203,36 @@ static const struct computed_var computed_vars[] = {
       MCA_BASE_PVAR_CLASS_LEVEL, read_peer_var, BYTES_PER_PEER },
 };
 
+/* Every counter is a read-only, continuous unsigned long long, bound to no
+ * object; they differ in name, class, reader and what the reader gets. */
+static int register_one(const struct mca_base_component_2_1_0_t *c, const char *name,
+                        const char *desc, int var_class,
+                        mca_base_get_value_fn_t read, void *ctx)
+{
+    return mca_base_component_pvar_register(c, name, desc, OPAL_INFO_LVL_9, var_class,
+                                            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+                                            MCA_BASE_VAR_BIND_NO_OBJECT,
+                                            MCA_BASE_PVAR_FLAG_READONLY |
+                                                MCA_BASE_PVAR_FLAG_CONTINUOUS,
+                                            read, NULL, NULL, ctx);
+}
+
 int openib_pvars_register(const struct mca_base_component_2_1_0_t *c)
 {
     size_t i;
     int rc;
 
     for (i = 0; i < sizeof(port_vars) / sizeof(port_vars[0]); ++i) {
-        rc = mca_base_component_pvar_register(c, port_vars[i].name, port_vars[i].desc,
-                                              OPAL_INFO_LVL_9, port_vars[i].var_class,
-                                              MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-                                              MCA_BASE_VAR_BIND_NO_OBJECT,
-                                              MCA_BASE_PVAR_FLAG_READONLY |
-                                                  MCA_BASE_PVAR_FLAG_CONTINUOUS,
-                                              read_port_var, NULL, NULL, (void *) &port_vars[i]);
+        rc = register_one(c, port_vars[i].name, port_vars[i].desc, port_vars[i].var_class,
+                          read_port_var, (void *) &port_vars[i]);
         if (rc < 0) {
             return rc;
         }
     }
     for (i = 0; i < sizeof(computed_vars) / sizeof(computed_vars[0]); ++i) {
-        rc = mca_base_component_pvar_register(c, computed_vars[i].name, computed_vars[i].desc,
-                                              OPAL_INFO_LVL_9, computed_vars[i].var_class,
-                                              MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-                                              MCA_BASE_VAR_BIND_NO_OBJECT,
-                                              MCA_BASE_PVAR_FLAG_READONLY |
-                                                  MCA_BASE_PVAR_FLAG_CONTINUOUS,
-                                              computed_vars[i].read, NULL, NULL,
-                                              (void *) computed_vars[i].what);
+        rc = register_one(c, computed_vars[i].name, computed_vars[i].desc,
+                          computed_vars[i].var_class, computed_vars[i].read,
+                          (void *) computed_vars[i].what);
         if (rc < 0) {
             return rc;
         }
