@@ -1,6 +1,7 @@
 /*
  * hmem_test.h - what the HMEM unit tests share: tests/unit/unit.h's checks,
- * a check that prints both numbers, and where the test plug-ins were built.
+ * a check that prints both numbers, where the test plug-ins were built, and
+ * scenarios run in a child process.
  */
 #ifndef OPENIB_HMEM_TEST_H
 #define OPENIB_HMEM_TEST_H
@@ -8,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tests/unit/unit.h"
 
@@ -45,6 +48,33 @@ static inline const char *hmem_test_module(const char *dir, const char *name)
     }
     snprintf(out, sizeof(buf[0]), "%s/%s/.libs/%s.so", top, dir, name);
     return out;
+}
+
+/* Run one scenario in a forked child (HMEM start-up state is process-wide
+ * and cannot be undone), with its own check counts; a child that fails or
+ * dies counts as one failed check here. */
+static inline void in_child(const char *name, void (*fn)(void))
+{
+    pid_t pid;
+    int status = 0;
+
+    fflush(NULL);
+    pid = fork();
+    if (0 == pid) {
+        int rc;
+
+        unit_checks = unit_failures = 0;
+        fn();
+        rc = unit_finish(name);
+        fflush(NULL);
+        _exit(rc);
+    }
+    unit_checks++;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+        0 != WEXITSTATUS(status)) {
+        unit_failures++;
+        fprintf(stderr, "scenario '%s' failed (status 0x%x)\n", name, status);
+    }
 }
 
 #endif

@@ -101,30 +101,6 @@ static void no_root(void)
     }
 }
 
-static void in_child(const char *name, void (*fn)(void))
-{
-    pid_t pid;
-    int status = 0;
-
-    fflush(NULL);
-    pid = fork();
-    if (0 == pid) {
-        int rc;
-
-        unit_checks = unit_failures = 0;
-        fn();
-        rc = unit_finish(name);
-        fflush(NULL);
-        _exit(rc);
-    }
-    unit_checks++;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-        0 != WEXITSTATUS(status)) {
-        unit_failures++;
-        fprintf(stderr, "scenario '%s' failed (status 0x%x)\n", name, status);
-    }
-}
-
 int main(void)
 {
     struct openib_hmem_object *root = (void *) 1;

@@ -199,30 +199,6 @@ static void scenario_presence(void)
 }
 
 /* Run fn in a child; its failures become ours. */
-static void in_child(const char *name, void (*fn)(void))
-{
-    pid_t pid;
-    int status = 0;
-
-    fflush(NULL);
-    pid = fork();
-    if (0 == pid) {
-        int rc;
-
-        unit_checks = unit_failures = 0;
-        fn();
-        rc = unit_finish(name);
-        fflush(NULL);
-        _exit(rc);
-    }
-    unit_checks++;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-        0 != WEXITSTATUS(status)) {
-        unit_failures++;
-        fprintf(stderr, "scenario '%s' failed (status 0x%x)\n", name, status);
-    }
-}
-
 static void s_init_fails(void) { scenario_absent(fake_path, "100", "cuInit failed: CUDA error 100"); }
 static void s_no_device_msg(void) { scenario_absent(fake_path, "100", "no CUDA-capable device"); }
 static void s_old_driver(void) { scenario_absent(fake_old_path, NULL, "lacks cuMemcpyHtoD_v2"); }

@@ -237,29 +237,6 @@ static void s_memory_hooks(void)
     CHECK_EQ(c1.entries, 0);
 }
 
-static void in_child(const char *name, void (*fn)(void))
-{
-    pid_t pid;
-    int status = 0;
-
-    fflush(NULL);
-    pid = fork();
-    if (0 == pid) {
-        int rc;
-
-        fn();
-        rc = unit_finish(name);
-        fflush(NULL);
-        _exit(rc);
-    }
-    unit_checks++;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-        0 != WEXITSTATUS(status)) {
-        unit_failures++;
-        fprintf(stderr, "scenario '%s' failed (status 0x%x)\n", name, status);
-    }
-}
-
 int main(void)
 {
     tp_v1 = hmem_test_module("tests/unit/hmem", "hmem_tp_v1");
