@@ -57,6 +57,7 @@ struct session {
     int refused;              /* addresses that refused the connection */
     int last_errno;           /* the last connect failure */
     uint16_t port;
+    uint32_t peer_addr;       /* accepted: remote IPv4, network order */
     long deadline_ms;         /* connecting: give up on this address */
     long heard_ms;            /* last frame from the peer, 0 = none yet */
     long pinged_ms;           /* last PING sent, or when the session opened */
@@ -131,6 +132,7 @@ static bool push_event(enum oob_event_type type, int sid, const uint8_t *msg,
     e->sid = HANDLE(sid, ch.s[sid].gen);
     e->owner = ch.s[sid].owner;
     e->listen_owner = ch.s[sid].listen_owner;
+    e->peer_addr = ch.s[sid].peer_addr;
     e->error = error;
     if (msg) {
         memcpy(e->msg, msg, OOB_MSG_SIZE);
@@ -331,7 +333,10 @@ static int alloc_session(void)
 static void do_accept(struct listener *l)
 {
     for (;;) {
-        int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), sid, one = 1;
+        struct sockaddr_in from = { 0 };
+        socklen_t fromlen = sizeof(from);
+        int fd = accept4(l->fd, (struct sockaddr *) &from, &fromlen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int sid, one = 1;
         if (fd < 0) {
             return;
         }
@@ -342,7 +347,8 @@ static void do_accept(struct listener *l)
         }
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         ch.s[sid] = (struct session) { .state = S_OPEN, .fd = fd, .listen_owner = l->owner,
-                                       .gen = ch.s[sid].gen, .pinged_ms = now_ms() };
+                                       .gen = ch.s[sid].gen, .pinged_ms = now_ms(),
+                                       .peer_addr = from.sin_addr.s_addr };
     }
 }
 

@@ -41,6 +41,9 @@ struct oob_event {
     int sid;
     void *owner;        /* what the opener passed; NULL for accepted sessions */
     void *listen_owner; /* for accepted sessions: the listener's owner */
+    uint32_t peer_addr; /* for accepted sessions: the remote IPv4 address
+                           (network order), so a responder can check it
+                           against the claimed peer's published addresses */
     enum oob_error error; /* OOB_EV_ERROR */
     uint8_t msg[OOB_MSG_SIZE];
     char why[96];

@@ -5,12 +5,14 @@
 # and ssh (with their own configuration; no host sshd is configured).
 # gnuplot-nox: the main job's plots (bench/plot.sh).
 # devscripts (checkbashisms) and shellcheck: make check lints every script.
+# nettle-dev: the HMAC that authenticates connection handshakes.
 set -e
 pkgs="build-essential autoconf automake libtool pkg-config
       openmpi-bin libopenmpi-dev libibverbs-dev librdmacm-dev ibverbs-providers
       ibverbs-utils rdmacm-utils perftest rdma-core libhwloc-dev libpmix-dev
       qemu-system-x86 busybox-static kmod iproute2 cpio gzip xz-utils zstd procps
-      util-linux file openssh-server openssh-client gnuplot-nox shellcheck devscripts"
+      util-linux file openssh-server openssh-client gnuplot-nox shellcheck devscripts
+      nettle-dev"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
