@@ -68,6 +68,7 @@ struct session {
     uint8_t in[OOB_MSG_SIZE];
     size_t inlen;
     bool close_after_flush;
+    bool trusted;             /* oob_chan_trust: a verified job member */
 };
 
 struct listener {
@@ -619,6 +620,18 @@ void oob_chan_close(int h)
         } else {
             sess_free(SLOT_OF(h));
         }
+    }
+    pthread_mutex_unlock(&ch.lock);
+}
+
+void oob_chan_trust(int h)
+{
+    struct session *s;
+
+    pthread_mutex_lock(&ch.lock);
+    s = lookup(h);
+    if (s) {
+        s->trusted = true;
     }
     pthread_mutex_unlock(&ch.lock);
 }

@@ -64,6 +64,11 @@ int oob_chan_connect(const uint32_t *addrs, int naddr, uint16_t port, const uint
 int oob_chan_send(int sid, const uint8_t *msg);
 void oob_chan_close(int sid);
 
+/* The CPC verified a frame on this accepted session (a job member's MAC):
+ * the session is no longer subject to the limits the channel puts on
+ * sessions nobody has vouched for yet (idle deadline, per-source cap). */
+void oob_chan_trust(int sid);
+
 /* Pop the next event; false when none (cheap). */
 bool oob_chan_poll(struct oob_event *ev);
 
