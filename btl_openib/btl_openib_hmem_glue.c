@@ -37,6 +37,12 @@ int openib_hmem_glue_init(void)
     int rc = openib_hmem_component_init(&mca_btl_openib_component.hmem_root);
 
     if (OPAL_SUCCESS == rc) {
+        const char *plugin = openib_hmem_plugin_newest_file();
+
+        if (NULL != plugin) {
+            OPENIB_VERBOSE(1, "HMEM: loaded the copy-override plug-in %s "
+                           "(btl_openib_hmem_override)", plugin);
+        }
         OPENIB_VERBOSE(10, "HMEM: %s", openib_hmem_iface_status(OPENIB_HMEM_CUDA));
         OPENIB_VERBOSE(10, "HMEM: %s", openib_hmem_cache_status());
         openib_hmem_set_status_hook(openib_hmem_glue_status);

@@ -9,6 +9,7 @@
 #include "opal/mca/base/base.h"
 #include "opal/mca/base/mca_base_var.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,14 +64,20 @@ int openib_cpc_register_priority(struct cpc_entry *e)
 }
 
 /* Load every plug-in named in btl_openib_cpc_plugins. A bad entry has been
- * shown to the user and is skipped: the built-in CPCs still work. */
-static void load_plugins(const char *list)
+ * shown to the user and is skipped: the built-in CPCs still work. Called
+ * from openib_connect_init, not at registration: ompi_info registers and
+ * opens components but never initializes a BTL, so it loads no plug-in
+ * code (it lists only the built-in CPCs and the parameter itself). */
+void openib_cpc_load_mca_plugins(void)
 {
+    static bool loaded;
+    const char *list = openib_cpc_reg.mca_plugins;
     char *copy, *tok, *save = NULL;
 
-    if (NULL == list || '\0' == list[0]) {
+    if (loaded || NULL == list || '\0' == list[0]) {
         return;
     }
+    loaded = true; /* a second init (after finalize) finds them registered */
     copy = strdup(list);
     if (NULL == copy) {
         return;
@@ -114,9 +121,8 @@ int openib_connect_register_params(const struct mca_base_component_2_1_0_t *btl_
     if (rc < 0) {
         return rc;
     }
-    load_plugins(openib_cpc_reg.mca_plugins);
 
-    /* Now every CPC is known, so the help texts can list them all. */
+    /* The help texts list the built-in CPCs: plug-ins load at init. */
     openib_cpc_names_list(names, sizeof(names));
     snprintf(inc_desc, sizeof(inc_desc),
              "Comma-separated list of connection methods (CPCs) to consider; all others are "

@@ -8,11 +8,13 @@
 #include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "connect/cpc_internal.h"
+#include "mca/btl_openib_path_check.h"
 
 /* The header spells Open MPI's codes out for plug-ins; keep them honest. */
 _Static_assert(OPENIB_CPC_SUCCESS == OPAL_SUCCESS, "cpc codes");
@@ -252,16 +254,28 @@ int openib_connect_load_plugin(const char *path)
 {
     const struct openib_cpc_component *c;
     openib_cpc_plugin_fn entry;
-    char why[OPENIB_CPC_WHY_MAX + 64];
+    char why[OPENIB_CPC_WHY_MAX + 64 + PATH_MAX];
+    char file[PATH_MAX];
     void *handle;
     int rc;
 
     if (NULL == path || '\0' == path[0]) {
         return OPAL_ERR_BAD_PARAM;
     }
+    /* Code run in every rank: only from a file others cannot change. */
+    rc = openib_plugin_path_check(path, file, why, sizeof(why));
+    if (OPAL_ERR_NOT_FOUND == rc) {
+        goto err_show;
+    }
+    if (OPAL_SUCCESS != rc) {
+        openib_cpc_help("cpc plugin refused", 5, openib_cpc_hostname(), "btl_openib_cpc_plugins",
+                        path, why, OPENIB_PLUGIN_PATH_RULE);
+        return rc;
+    }
     /* RTLD_NOW: a plug-in with a missing symbol fails here, not mid-job.
-     * RTLD_LOCAL: plug-ins must not see or clash with each other. */
-    handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+     * RTLD_LOCAL: plug-ins must not see or clash with each other. The
+     * resolved file: the one that was checked. */
+    handle = dlopen(file, RTLD_NOW | RTLD_LOCAL);
     if (NULL == handle) {
         const char *err = dlerror();
         snprintf(why, sizeof(why), "dlopen failed: %s", err ? err : "unknown error");
@@ -294,7 +308,7 @@ int openib_connect_load_plugin(const char *path)
         goto err_close;
     }
     openib_cpc_reg.e[openib_cpc_reg.n - 1].dl_handle = handle;
-    openib_cpc_log(10, "openib: loaded CPC plug-in %s from %s (ABI %u)", c->name, path,
+    openib_cpc_log(1, "openib: loaded CPC plug-in %s from %s (ABI %u)", c->name, file,
                    (unsigned) c->abi_version);
     return OPAL_SUCCESS;
 

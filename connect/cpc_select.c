@@ -211,6 +211,7 @@ int openib_connect_init(void)
             return rc;
         }
     }
+    openib_cpc_load_mca_plugins();
     for (i = 0; i < openib_cpc_reg.n; ++i) {
         openib_cpc_reg.e[i].state = CPC_STATE_REGISTERED;
         openib_cpc_reg.e[i].why[0] = '\0';

@@ -46,9 +46,12 @@ int openib_connect_register_params(const struct mca_base_component_2_1_0_t *btl_
 int openib_connect_add_component(const struct openib_cpc_component *c);
 
 /* dlopen a CPC plug-in library exporting OPENIB_CPC_PLUGIN_SYMBOL; its wire
- * id must be in OPENIB_CPC_ID_PLUGIN_FIRST..LAST. Failures are shown
- * ("cpc plugin failed") and returned (OPAL_ERR_NOT_FOUND when the library or
- * symbol is missing). btl_openib_cpc_plugins loads a list at register time. */
+ * id must be in OPENIB_CPC_ID_PLUGIN_FIRST..LAST. The path must follow the
+ * plug-in path rule (mca/btl_openib_path_check.h): else "cpc plugin
+ * refused" is shown and OPAL_ERR_BAD_PARAM returned. Other failures are
+ * shown ("cpc plugin failed") and returned (OPAL_ERR_NOT_FOUND when the
+ * library or symbol is missing). btl_openib_cpc_plugins loads its list at
+ * openib_connect_init (never in ompi_info). */
 int openib_connect_load_plugin(const char *path);
 
 /* Validate include/exclude and run every remaining CPC's init. Returns

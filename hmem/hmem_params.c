@@ -5,6 +5,7 @@
  * the help texts a user sees when a setting cannot be used. The only file
  * of hmem/ that includes Open MPI headers.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -21,6 +22,7 @@
 #include "opal/util/show_help.h"
 
 #include "hmem/hmem_private.h"
+#include "mca/btl_openib_path_check.h"
 
 #define HMEM_HELP_FILE "help-btl-openib-hmem.txt"
 #define HMEM_PARAM_SUFFIX "hmem_override"
@@ -189,18 +191,26 @@ static void hmem_hooks_stop(void)
 int openib_hmem_apply_override(struct openib_hmem_object *root, const char *param_name,
                                const char *value)
 {
-    char why[512];
+    char why[512 + PATH_MAX];
+    char resolved[PATH_MAX];
     char host[256] = "unknown";
     int rc;
 
     if (NULL == value || '\0' == value[0]) {
         return OPAL_SUCCESS;
     }
+    (void) gethostname(host, sizeof(host) - 1);
+    /* The rule first, on its own: a plug-in's init may fail with any
+     * code, so the loader's error alone cannot tell the two apart. */
+    if (OPAL_ERR_BAD_PARAM == openib_plugin_path_check(value, resolved, why, sizeof(why))) {
+        opal_show_help(HMEM_HELP_FILE, "plugin-path-refused", true, param_name, value, host, why,
+                       OPENIB_PLUGIN_PATH_RULE);
+        return OPAL_ERR_BAD_PARAM;
+    }
     rc = openib_hmem_load_plugin(root, value, why, sizeof(why));
     if (0 == rc) {
         return OPAL_SUCCESS;
     }
-    (void) gethostname(host, sizeof(host) - 1);
     opal_show_help(HMEM_HELP_FILE, -EPROTO == rc ? "plugin-abi-mismatch" : "plugin-load-failed",
                    true, param_name, value, host, why);
     return OPAL_ERR_BAD_PARAM;

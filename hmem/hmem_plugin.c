@@ -5,16 +5,22 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "opal_config.h"
+#include "opal/constants.h"
+
 #include "hmem/hmem_private.h"
+#include "mca/btl_openib_path_check.h"
 
 struct hmem_plugin {
     void *handle;
     const void *base; /* load address, to find its code in override tables */
     const struct openib_hmem_plugin_info *info;
+    char file[PATH_MAX]; /* the resolved path it was loaded from */
     struct hmem_plugin *next;
 };
 
@@ -78,7 +84,8 @@ int openib_hmem_load_plugin(struct openib_hmem_object *root, const char *path, c
 {
     struct hmem_plugin *pl;
     const char *err;
-    char pwhy[256] = "";
+    char pwhy[256 + PATH_MAX] = "";
+    char file[PATH_MAX];
     Dl_info dl;
     int rc;
 
@@ -89,13 +96,21 @@ int openib_hmem_load_plugin(struct openib_hmem_object *root, const char *path, c
         hmem_why(why, why_len, "%s%s", "no root object or no plug-in path given", "");
         return -EINVAL;
     }
+    /* Code run in every rank: only from a file others cannot change. */
+    rc = openib_plugin_path_check(path, file, pwhy, sizeof(pwhy));
+    if (OPAL_SUCCESS != rc) {
+        hmem_why(why, why_len, "%s%s", OPAL_ERR_NOT_FOUND == rc ? "cannot load the library: " : "",
+                 pwhy);
+        return OPAL_ERR_NOT_FOUND == rc ? -ENOENT : -EACCES;
+    }
     pl = calloc(1, sizeof(*pl));
     if (NULL == pl) {
         hmem_why(why, why_len, "%s: %s", path, "out of memory");
         return -ENOMEM;
     }
-    /* RTLD_NOW: a plug-in with a missing symbol fails here, not mid-copy. */
-    pl->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    /* RTLD_NOW: a plug-in with a missing symbol fails here, not mid-copy.
+     * The resolved file: the one that was checked. */
+    pl->handle = dlopen(file, RTLD_NOW | RTLD_LOCAL);
     if (NULL == pl->handle) {
         err = dlerror();
         hmem_why(why, why_len, "cannot load the library: %s%s", NULL != err ? err : path, "");
@@ -116,6 +131,8 @@ int openib_hmem_load_plugin(struct openib_hmem_object *root, const char *path, c
         goto err_close;
     }
     pl->base = (0 != dladdr(pl->info, &dl)) ? dl.dli_fbase : NULL;
+    memcpy(pl->file, file, sizeof(pl->file));
+    pwhy[0] = '\0';
 
     rc = pl->info->init(root, pwhy, sizeof(pwhy));
     if (0 != rc) {
@@ -143,6 +160,16 @@ err_close:
 err_free:
     free(pl);
     return rc;
+}
+
+const char *openib_hmem_plugin_newest_file(void)
+{
+    const char *f;
+
+    pthread_mutex_lock(&hmem_plugins_lock);
+    f = NULL != hmem_plugins ? hmem_plugins->file : NULL;
+    pthread_mutex_unlock(&hmem_plugins_lock);
+    return f;
 }
 
 void openib_hmem_unload_plugins(void)

@@ -185,14 +185,18 @@ const char *openib_hmem_cache_status(void);
 
 /* ---- plug-ins (negative errno; reason in `why`) ---- */
 
-/* dlopen path, check its openib_hmem_plugin_info (size, ABI version), call
- * its init with root. Errors: -EINVAL (arguments, info too small), -ENOENT
- * (dlopen failed), -ENOEXEC (no info symbol or no init), -EPROTO (ABI
+/* Check path against the plug-in path rule (mca/btl_openib_path_check.h),
+ * dlopen it, check its openib_hmem_plugin_info (size, ABI version), call
+ * its init with root. Errors: -EINVAL (arguments, info too small), -EACCES
+ * (the path breaks the rule), -ENOENT (no such file, or dlopen failed), -ENOEXEC (no info symbol or no init), -EPROTO (ABI
  * version not accepted), -E2BIG (info larger with unknown non-zero fields),
  * or the init's own error. On any error the library's operations are
  * removed from every object. */
 int openib_hmem_load_plugin(struct openib_hmem_object *root, const char *path, char *why,
                             size_t why_len);
+/* The file the newest loaded plug-in came from (symbolic links resolved),
+ * or NULL when none is loaded; valid until the plug-ins are unloaded. */
+const char *openib_hmem_plugin_newest_file(void);
 /* Remove every loaded plug-in's operations from all objects, call its fini,
  * dlclose it (newest first). */
 void openib_hmem_unload_plugins(void);

@@ -15,8 +15,11 @@
 #include "opal/runtime/opal.h"
 #include "opal/util/show_help.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "connect/openib_connect.h"
 #include "tests/unit/connect/cpc_test.h"
@@ -188,6 +191,37 @@ static void test_values_reach_framework(void)
     /* a missing plug-in, as a user would name it */
     CHECK_EQ(openib_connect_load_plugin("/nonexistent/libcpc.so"), OPAL_ERR_NOT_FOUND);
     CHECK(last_help_is("cpc plugin failed"));
+
+    /* the plug-in path rule (mca/btl_openib_path_check.h): refused before
+     * anything is loaded, naming the parameter, the path, why and the rule */
+    CHECK_EQ(openib_connect_load_plugin("libcpc.so"), OPAL_ERR_BAD_PARAM);
+    CHECK(last_help_is("cpc plugin refused"));
+    if (nhelps) {
+        CHECK_EQ(strcmp(helps[nhelps - 1].args[1], "btl_openib_cpc_plugins"), 0);
+        CHECK_EQ(strcmp(helps[nhelps - 1].args[2], "libcpc.so"), 0);
+        CHECK_STR_HAS(helps[nhelps - 1].args[3], "not an absolute path");
+        CHECK_STR_HAS(helps[nhelps - 1].args[4], "neither its group nor others can write");
+    }
+    {
+        char dir[] = "/tmp/openib-cpc-path-XXXXXX", path[64];
+        FILE *f;
+
+        CHECK(NULL != mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/w.so", dir);
+        f = fopen(path, "w");
+        CHECK(NULL != f);
+        if (f) {
+            fclose(f);
+        }
+        CHECK_EQ(chmod(path, 0646), 0);
+        CHECK_EQ(openib_connect_load_plugin(path), OPAL_ERR_BAD_PARAM);
+        CHECK(last_help_is("cpc plugin refused"));
+        if (nhelps) {
+            CHECK_STR_HAS(helps[nhelps - 1].args[3], "world-writable (mode 0646)");
+        }
+        unlink(path);
+        rmdir(dir);
+    }
 }
 
 /* Render a help with the real opal_show_help machinery. */
@@ -217,7 +251,7 @@ static void test_help_file(void)
     static const char *const all_topics[] = {
         "cpc include and exclude", "cpc name not found", "cpc invalid priority",
         "cpc init failed",         "cpc query failed",   "no cpc for port",
-        "cpc plugin failed",
+        "cpc plugin failed",       "cpc plugin refused",
     };
     char args[6][1200] = { "hostA", "b", "c", "d", "e", "f" };
     size_t i;

@@ -2,12 +2,18 @@
  * test_hmem_plugin.c - loading override plug-ins built against the frozen
  * v1 header: a good one (set_op form, and set_ops form), the version and
  * size checks with their messages, a failing init (its operations are taken
- * back out), unloading, and the help text a user sees for each failure.
+ * back out), unloading, the help text a user sees for each failure, and
+ * the plug-in path rule (a relative or group-writable path is refused).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "opal/constants.h"
 
@@ -216,11 +222,80 @@ static void test_help_text(void)
     CHECK(!tp_loaded(tp("hmem_tp_v1")));
 }
 
+static bool copy_file(const char *from, const char *to, mode_t mode)
+{
+    char buf[65536];
+    ssize_t n;
+    int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    bool ok = in >= 0 && out >= 0;
+
+    while (ok && (n = read(in, buf, sizeof(buf))) > 0) {
+        ok = write(out, buf, (size_t) n) == n;
+    }
+    if (in >= 0) {
+        close(in);
+    }
+    if (out >= 0) {
+        close(out);
+    }
+    return ok && 0 == chmod(to, mode);
+}
+
+/* btl_openib_hmem_override follows the plug-in path rule
+ * (mca/btl_openib_path_check.h; its cases are in test_path_check). */
+static void test_path_rule(void)
+{
+    struct openib_hmem_object *root;
+    char dir[] = "/tmp/openib-hmem-path-XXXXXX", copy[PATH_MAX];
+    int before;
+
+    help_capture_install();
+    CHECK_EQ(openib_hmem_object_create(NULL, "btl_openib", &root), 0);
+    before = help_count;
+
+    CHECK_EQ(openib_hmem_apply_override(root, "btl_openib_hmem_override", "hmem_tp_v1.so"),
+             OPAL_ERR_BAD_PARAM);
+    CHECK_EQ(help_count, before + 1);
+    CHECK(0 == strcmp(help_topic, "plugin-path-refused"));
+    CHECK_STR_CONTAINS(help_captured, "Parameter: btl_openib_hmem_override");
+    CHECK_STR_CONTAINS(help_captured, "Value:     hmem_tp_v1.so");
+    CHECK_STR_CONTAINS(help_captured, "is not an absolute path");
+    CHECK_STR_CONTAINS(help_captured, "The rule: an absolute path to a regular file");
+
+    CHECK(NULL != mkdtemp(dir));
+    snprintf(copy, sizeof(copy), "%s/tp.so", dir);
+    CHECK(copy_file(tp("hmem_tp_v1"), copy, 0775));
+    CHECK_EQ(openib_hmem_apply_override(root, "btl_openib_hmem_override", copy),
+             OPAL_ERR_BAD_PARAM);
+    CHECK(0 == strcmp(help_topic, "plugin-path-refused"));
+    CHECK_STR_CONTAINS(help_captured, "group-writable (mode 0775)");
+    CHECK(!tp_loaded(copy));
+    /* the loader itself refuses too, for callers other than the parameter */
+    CHECK_EQ(openib_hmem_load_plugin(root, copy, why, sizeof(why)), -EACCES);
+    CHECK_STR_CONTAINS(why, "group-writable");
+    CHECK(!tp_loaded(copy));
+    CHECK(!openib_hmem_object_overridden(root, OPENIB_HMEM_OP_COPY_FROM_HMEM_IOV));
+
+    /* the same file, once only its owner can write it, loads; its
+     * resolved path is what the BTL logs at verbose level 1 */
+    CHECK(0 == chmod(copy, 0755));
+    CHECK_EQ(openib_hmem_apply_override(root, "btl_openib_hmem_override", copy), OPAL_SUCCESS);
+    CHECK(openib_hmem_object_overridden(root, OPENIB_HMEM_OP_COPY_FROM_HMEM_IOV));
+    CHECK(NULL != openib_hmem_plugin_newest_file() &&
+          0 == strcmp(openib_hmem_plugin_newest_file(), copy));
+    openib_hmem_object_free(root);
+    openib_hmem_unload_plugins();
+    CHECK(NULL == openib_hmem_plugin_newest_file());
+    unlink(copy);
+    rmdir(dir);
+}
+
 int main(void)
 {
     test_good_v1_set_op();
     test_good_v1_set_ops();
     test_refused();
     test_help_text();
+    test_path_rule();
     return unit_finish("test_hmem_plugin");
 }
