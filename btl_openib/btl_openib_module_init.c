@@ -40,6 +40,11 @@ static int create_srqs(mca_btl_openib_module_t *m)
                              openib_params.receive_queues, m->dev->name);
             return OPAL_ERR_NOT_SUPPORTED;
         }
+        /* The XRC domain file may be refused (openib_xrc_dev_open has
+         * said why): then this port cannot have X queues. */
+        if (rq->q[q].type == OPENIB_RQ_XRC && OPAL_SUCCESS != openib_xrc_dev_open(m->dev)) {
+            return OPAL_ERR_NOT_AVAILABLE;
+        }
         if (ia.attr.max_wr > (uint32_t) m->dev->attr.max_srq_wr) {
             ia.attr.max_wr = m->dev->attr.max_srq_wr;
         }

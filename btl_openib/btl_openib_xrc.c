@@ -14,6 +14,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,7 @@
 
 #include "btl_openib/btl_openib_qp_state.h"
 #include "btl_openib/btl_openib_xrc.h"
+#include "btl_openib/btl_openib_xrc_file.h"
 #include "btl_openib/btl_openib_send.h"
 #include "mca/btl_openib_params.h"
 
@@ -38,13 +41,11 @@ struct openib_xrc_tgt {
     struct openib_xrc_tgt *next;
 };
 
-static void xrcd_path(const struct openib_device *dev, char *buf, size_t len)
+/* The domain file lives in the job's session directory only (see
+ * btl_openib_xrc_file.h); there is no fallback location. */
+static int xrcd_name(const struct openib_device *dev, char *buf, size_t len)
 {
-    const char *dir = opal_process_info.job_session_dir ? opal_process_info.job_session_dir
-                                                        : "/tmp";
-
-    snprintf(buf, len, "%s/openib-xrcd-%u-%s", dir, (unsigned) OPAL_PROC_MY_NAME.jobid,
-             dev->name);
+    return openib_xrc_file_name(buf, len, (uint32_t) OPAL_PROC_MY_NAME.jobid, dev->name);
 }
 
 int openib_xrc_dev_open(struct openib_device *dev)
@@ -53,24 +54,35 @@ int openib_xrc_dev_open(struct openib_device *dev)
         .comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
         .oflags = O_CREAT,
     };
-    char path[512];
+    const char *dir = opal_process_info.job_session_dir;
+    static bool told;
+    char name[128], why[PATH_MAX + 256];
 
     if (dev->xrcd) {
         return OPAL_SUCCESS;
     }
-    xrcd_path(dev, path, sizeof(path));
-    /* A leftover file of an earlier job with this id is harmless: the
-     * domain is keyed by the file, not by what it contains. */
-    dev->xrcd_fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (OPAL_SUCCESS != xrcd_name(dev, name, sizeof(name))) {
+        snprintf(why, sizeof(why), "the device name '%s' cannot be part of a file name",
+                 dev->name);
+        dev->xrcd_fd = -1;
+    } else {
+        dev->xrcd_fd = openib_xrc_file_open(dir, name, why, sizeof(why));
+    }
     if (dev->xrcd_fd < 0) {
-        OPENIB_VERBOSE(1, "%s: cannot open the XRC domain file %s: %s", dev->name, path,
-                       strerror(errno));
-        return OPAL_ERR_OUT_OF_RESOURCE;
+        /* Once per process: every port of every device would say the same. */
+        if (!told) {
+            openib_show_help("xrc-domain-file-refused", true, opal_process_info.nodename,
+                             dev->name, dir ? dir : "(none)", why);
+            told = true;
+        }
+        OPENIB_VERBOSE(1, "%s: XRC not used: %s", dev->name, why);
+        return OPAL_ERR_NOT_AVAILABLE;
     }
     a.fd = dev->xrcd_fd;
     dev->xrcd = ibv_open_xrcd(dev->ctx, &a);
     if (NULL == dev->xrcd) {
-        OPENIB_VERBOSE(1, "%s: ibv_open_xrcd(%s) failed: %s", dev->name, path, strerror(errno));
+        OPENIB_VERBOSE(1, "%s: ibv_open_xrcd(%s/%s) failed: %s", dev->name, dir, name,
+                       strerror(errno));
         close(dev->xrcd_fd);
         dev->xrcd_fd = -1;
         return OPAL_ERR_OUT_OF_RESOURCE;
@@ -80,7 +92,7 @@ int openib_xrc_dev_open(struct openib_device *dev)
 
 void openib_xrc_dev_close(struct openib_device *dev)
 {
-    char path[512];
+    char name[128], path[PATH_MAX + 160];
 
     if (NULL == dev->xrcd) {
         return;
@@ -94,7 +106,11 @@ void openib_xrc_dev_close(struct openib_device *dev)
     /* Every local process opened the domain at init, long before anyone
      * finalizes, so whoever comes first may remove the name; the others
      * find it gone (ENOENT), which is fine. */
-    xrcd_path(dev, path, sizeof(path));
+    if (NULL == opal_process_info.job_session_dir ||
+        OPAL_SUCCESS != xrcd_name(dev, name, sizeof(name))) {
+        return;
+    }
+    snprintf(path, sizeof(path), "%s/%s", opal_process_info.job_session_dir, name);
     if (unlink(path) && ENOENT != errno) {
         OPENIB_VERBOSE(10, "%s: cannot remove %s: %s", dev->name, path, strerror(errno));
     }
