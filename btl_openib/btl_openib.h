@@ -83,6 +83,7 @@ struct openib_stats {
     uint64_t put_bytes, get_bytes;
     uint64_t srq_low;                    /* a shared queue's limit event */
     uint64_t ring_offers_taken;          /* rings peers offered us */
+    uint64_t recv_short;                 /* receives too short for our header: dropped */
     uint64_t conn_made[OPENIB_STATS_CPCS], conn_failed;
     uint64_t conn_usec_sum[OPENIB_STATS_CPCS], conn_usec_max[OPENIB_STATS_CPCS];
 };

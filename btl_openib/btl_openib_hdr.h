@@ -45,4 +45,13 @@ struct openib_hdr {
 
 _Static_assert(sizeof(struct openib_hdr) == 8, "wire header must stay 8 bytes");
 
+/* The upper layer's bytes in a receive of `length` bytes (what follows our
+ * header), or -1 when it is too short to hold the header. The length comes
+ * from the peer: subtracting without this check would hand the PML a
+ * length near 2^64. */
+static inline int64_t openib_recv_payload_len(uint32_t length)
+{
+    return length < sizeof(struct openib_hdr) ? -1 : (int64_t) (length - sizeof(struct openib_hdr));
+}
+
 #endif

@@ -43,13 +43,51 @@ void openib_deliver(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep, u
     /* OPENIB_TAG_CREDIT: the credits were all it carried */
 }
 
+/* A receive too short to hold our header: no openib sender makes one, so
+ * it is dropped (never decoded, never handed to the PML), counted
+ * (received_short_dropped) and logged, the first ten and then every
+ * hundredth so a flood cannot fill the log. Its buffer goes back to its
+ * queue, and a per-peer one still counts as a credit for the peer. */
+static void drop_short(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep,
+                       openib_frag_t *f, uint32_t length)
+{
+    uint64_t n = ++m->stats.recv_short;
+    int q = f->qp;
+
+    if (n <= 10 || 0 == n % 100) {
+        OPENIB_VERBOSE(1, "%s:%d: dropped a %u-byte receive on queue %d from %s: shorter than "
+                       "the %zu-byte openib header (%llu dropped so far)", m->dev->name,
+                       m->port_num, length, q, ep ? ep->desc : "an unknown QP",
+                       sizeof(struct openib_hdr), (unsigned long long) n);
+    }
+    if (openib_queue_is_pp(q) && (NULL == ep || ep->closing)) {
+        openib_frag_return(f);
+        return;
+    }
+    f->ep = ep;
+    if (OPAL_SUCCESS != openib_post_recv(m, ep, f)) {
+        openib_frag_return(f);
+        return;
+    }
+    if (NULL != ep && openib_queue_is_pp(q)) {
+        ep->qps[q].reposted++;
+        (void) openib_credits_return(ep);
+    }
+}
+
 static void handle_recv(mca_btl_openib_module_t *m, const struct openib_completion *c)
 {
     openib_frag_t *f = (openib_frag_t *) (uintptr_t) c->id;
     mca_btl_openib_endpoint_t *ep = c->ep;
-    const struct openib_hdr hdr = *f->hdr;
+    struct openib_hdr hdr;
     int q = f->qp;
 
+    /* Before anything reads the header (credits, order, tag). */
+    if (OPAL_UNLIKELY(openib_recv_payload_len(c->length) < 0)) {
+        drop_short(m, ep, f, c->length);
+        return;
+    }
+    hdr = *f->hdr;
     if (OPAL_UNLIKELY(NULL == ep)) {
         if (mca_btl_openib_component.rq.q[q].type == OPENIB_RQ_XRC) {
             /* XRC: target QPs are per remote node, no endpoint's */
@@ -86,7 +124,8 @@ void openib_recv_deliver(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *
     const struct openib_hdr hdr = *f->hdr;
     int q = f->qp;
 
-    openib_deliver(m, ep, hdr.tag, f->hdr + 1, length - sizeof(hdr));
+    /* handle_recv dropped anything shorter than the header */
+    openib_deliver(m, ep, hdr.tag, f->hdr + 1, (size_t) openib_recv_payload_len(length));
     /* only now: a message that arrives during the callback waits its turn */
     ep->recv_seq++;
     /* Give the buffer back to the hardware, then owe the peer a credit;

@@ -80,6 +80,8 @@ static const struct port_var port_vars[] = {
     CPC_VARS("xoob", 2),
     { "connection_failures", "Connections that failed or were lost",
       MCA_BASE_PVAR_CLASS_COUNTER, SUM, STAT(conn_failed) },
+    { "received_short_dropped", "Receives too short to hold openib's header, dropped (no openib sender makes one)",
+      MCA_BASE_PVAR_CLASS_COUNTER, SUM, STAT(recv_short) },
 };
 
 static int read_port_var(const struct mca_base_pvar_t *pvar, void *value, void *obj)

@@ -430,7 +430,8 @@ void openib_xrc_recv_orphan(mca_btl_openib_module_t *m, openib_frag_t *f, uint32
 
     /* No endpoint: no credits to learn (X queues have none) and no ring
      * offers (xoob endpoints have no credit mailbox, so none are made). */
-    openib_deliver(m, NULL, hdr->tag, hdr + 1, length - sizeof(*hdr));
+    /* handle_recv dropped anything shorter than the header */
+    openib_deliver(m, NULL, hdr->tag, hdr + 1, (size_t) openib_recv_payload_len(length));
     f->ep = NULL;
     if (OPAL_SUCCESS != openib_post_recv(m, NULL, f)) {
         openib_frag_return(f);
