@@ -18,6 +18,7 @@
 #include "btl_openib/btl_openib_hmem_glue.h"
 #include "btl_openib/btl_openib_pvars.h"
 #include "mca/btl_openib_params_old.h"
+#include "mca/btl_openib_help_dir.h"
 #include "mca/btl_openib_param_check.h"
 #include "mca/btl_openib_params.h"
 
@@ -58,18 +59,26 @@ void openib_show_help(const char *topic, bool want_error_header, ...)
     mca_btl_openib_component.told_user = true;
 }
 
-/* Our help texts live outside Open MPI's data directory: installed next to
- * the component's share dir, or in the source tree for a build tree. Added
- * before anything of ours can show one: registration already loads the CPC
- * plug-ins, which report a bad path through help-btl-openib-cpc.txt. */
+/* Our help texts live outside Open MPI's data directory. They are printf
+ * formats, so they come from one trusted place (mca/btl_openib_help_dir.h):
+ * the installed directory, or the source tree's mca/ only when this
+ * component is the build tree's own .libs copy (dladdr says which file we
+ * were loaded from), i.e. an uninstalled run. Added before anything of ours
+ * can show one (registration can already report bad parameters). */
+static const char *help_dir;
+static char *help_dir_param; /* the same, as a read-only MCA variable */
+
 static void add_help_dirs(void)
 {
-    static bool added;
+    Dl_info self;
 
-    if (!added) {
-        opal_show_help_add_dir(OPENIB_HELP_DIR_INSTALLED);
-        opal_show_help_add_dir(OPENIB_HELP_DIR_SRCTREE);
-        added = true;
+    if (NULL == help_dir) {
+        help_dir = OPENIB_HELP_DIR_INSTALLED;
+        if (0 != dladdr((void *) add_help_dirs, &self) &&
+            openib_help_from_build_tree(self.dli_fname, OPENIB_BUILD_LIBDIR)) {
+            help_dir = OPENIB_HELP_DIR_SRCTREE;
+        }
+        opal_show_help_add_dir(help_dir);
     }
 }
 
@@ -80,6 +89,18 @@ static int openib_register(void)
     int rc;
 
     add_help_dirs();
+    /* Shown by ompi_info, so an operator can see which texts are used. */
+    help_dir_param = (char *) help_dir;
+    rc = mca_base_component_var_register(c, "help_dir",
+                                         "Directory the openib BTL reads its help texts from: the "
+                                         "installed one, or the source tree's mca/ when the build "
+                                         "tree's component runs uninstalled (read-only)",
+                                         MCA_BASE_VAR_TYPE_STRING, NULL, 0,
+                                         MCA_BASE_VAR_FLAG_DEFAULT_ONLY, OPAL_INFO_LVL_9,
+                                         MCA_BASE_VAR_SCOPE_CONSTANT, &help_dir_param);
+    if (rc < 0) {
+        return rc;
+    }
     rc = openib_params_register(c);
     if (OPAL_SUCCESS != rc) {
         return rc;

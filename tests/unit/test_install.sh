@@ -22,4 +22,8 @@ expect_grep "$env_file" "^OMPI_MCA_mca_base_component_path=\"$prefix/lib/openmpi
 sed "s|$prefix|$root|g" "$env_file" >"$tmp/env.sh"
 ( unset OMPI_MCA_mca_base_component_path; . "$tmp/env.sh"; ompi_info --param btl openib --level 9 ) >"$tmp/info" 2>&1
 expect_grep "$tmp/info" 'MCA btl: openib \(MCA v2\.1\.0, API v3\.1\.0, Component v0\.1\.0\)' "ompi_info loads the installed component"
+# Help texts (printf formats) of an installed component come from the
+# installed directory alone, never from the source tree.
+expect_grep "$tmp/info" "btl_openib_help_dir\" \\(current value: \"$prefix/share/openib-ng\"" "installed component reads help texts from \$pkgdatadir"
+if grep -F "$OPENIB_SRCDIR/mca" "$tmp/info"; then fail "installed component searches the source tree"; else pass "installed component does not search the source tree"; fi
 finish

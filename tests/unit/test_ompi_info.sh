@@ -15,6 +15,8 @@ for p in verbose if_include if_exclude receive_queues cpc_include cpc_exclude \
 done
 expect_grep "$out" 'btl_openib_cpc_include.*' "cpc_include listed"
 expect_grep "$out" 'Valid CPCs: oob, rdma_cm \(alias: rdmacm\), xoob' "CPC help lists valid names"
+# the build tree's component (uninstalled) reads help texts from the source tree
+expect_grep "$out" "btl_openib_help_dir\" \\(current value: \"$OPENIB_SRCDIR/mca\"" "uninstalled component reads help texts from the source tree"
 # every parameter has a one-line help text right below it
 awk '/parameter "btl_openib_/{getline h; if (h !~ /^ +[A-Za-z(]/) {print "no help for " $0; bad=1}} END{exit bad}' "$out" \
     && pass "every parameter has a help line" || fail "a parameter lacks help"
