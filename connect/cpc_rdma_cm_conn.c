@@ -16,6 +16,19 @@
  * the responder sends nothing before ESTABLISHED, so the first message always
  * finds a posted receive.
  *
+ * Authentication (issue 15; layout in cpc_rdma_cm_wire.c): each REQ chunk
+ * carries the attempt's nonce and a MAC keyed with the responder's token
+ * (from its modex blob); the REP echoes the nonce and is keyed with the
+ * initiator's. The responder checks a chunk before it looks at anything
+ * else: layout and MAC (a stranger, or a frame for another process, stops
+ * here: no endpoint is even looked up), the claimed sender is a job member,
+ * the request came from the address the sender published, and (sender,
+ * chunk, nonce) is fresh. A chunk that fails is rejected with no private
+ * data and dropped: no endpoint state changes, so an honest handshake under
+ * way is not disturbed. Only verified chunks are assembled, per (sender,
+ * nonce). Each refusal is logged at verbose 1 ("refused", the source
+ * address, the reason), the first 10 per reason and then one in 100.
+ *
  * Crossing connects (both sides send a REQ): the side whose process name
  * compares lower (memcmp of the 8 name bytes, the same answer on both sides)
  * keeps initiating and answers the other's REQ with REJ(CROSS); the higher
