@@ -8,9 +8,9 @@
  * the QPs (QP-less rdma_cm: cm_id->qp stays NULL). Each port's module
  * listens on the port's IPv4 address and publishes {address, port, the
  * process token} (24 bytes, see cpc_rdma_cm.h): requests and replies are
- * authenticated with the receiver's token (cpc_rdma_cm_wire.c). A port without an IPv4 address, an iWARP port (its
- * CM drives the QPs itself) and a port whose address rdma_cm cannot bind
- * decline with the reason.
+ * authenticated with the receiver's token (cpc_rdma_cm_wire.c). A port
+ * without an IPv4 address, an iWARP port (its CM drives the QPs itself) and
+ * a port whose address rdma_cm cannot bind decline with the reason.
  *
  * Default priority 40, below oob (50): oob stays the documented default.
  * rdma_cm works on every link layer oob does here and is chosen with

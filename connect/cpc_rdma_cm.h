@@ -121,7 +121,8 @@ const char *rcm_refusal_name(enum rcm_refusal r) CPC_HIDDEN;
 
 /* Chunk idx of the REQ for body[0..body_len), MAC keyed with the
  * responder's token (key) and covering dst and qpn0 too (not carried:
- * cpc_rdma_cm_wire.c). Returns its length, 0 when idx is out of range. */
+ * cpc_rdma_cm_wire.c). Returns its length (RCM_REQ_PRIV_MAX: always the
+ * whole area), 0 when idx is out of range. */
 size_t rcm_req_encode(uint8_t *pd, const void *src, const void *dst,
                       const uint8_t *key, const uint8_t *nonce, uint32_t qpn0,
                       const uint8_t *body, size_t body_len, unsigned idx) CPC_HIDDEN;
@@ -131,7 +132,7 @@ struct rcm_req {
     uint8_t src[RCM_ID_LEN];
     uint8_t nonce[OPENIB_AUTH_NONCE_LEN];
     unsigned idx, count;
-    const uint8_t *part;         /* into the frame */
+    const uint8_t *part;         /* into the frame: RCM_CHUNK_MAX bytes */
     size_t part_len;
 };
 /* The responder's checks that need nothing but the frame, our name and our
@@ -147,7 +148,7 @@ enum rcm_refusal rcm_req_verify(const uint8_t *pd, size_t len, uint32_t qpn0,
 struct rcm_rx {
     uint8_t nonce[OPENIB_AUTH_NONCE_LEN];
     uint8_t count, mask;
-    size_t len;                  /* body length, known with the last chunk */
+    size_t len;                  /* count * RCM_CHUNK_MAX: the body says what is used */
     uint8_t data[RCM_MAX_CHUNKS * RCM_CHUNK_MAX];
 };
 /* Store a verified chunk; true once the body is complete (rx->len bytes). */
@@ -155,7 +156,8 @@ bool rcm_rx_store(struct rcm_rx *rx, const struct rcm_req *r) CPC_HIDDEN;
 
 /* The REP: MAC keyed with the initiator's token (key), echoing the
  * request's nonce, naming the initiator (dst), covering qpn0. Returns its
- * length, 0 when the body does not fit. */
+ * length (RCM_REP_PRIV_MAX: always the whole area), 0 when the body does
+ * not fit. */
 size_t rcm_rep_encode(uint8_t *pd, const void *src, const void *dst, const uint8_t *key,
                       const uint8_t *nonce, uint32_t qpn0, const uint8_t *body,
                       size_t body_len) CPC_HIDDEN;

@@ -25,12 +25,18 @@
  * because the room is not there (below); a REQ meant for another process
  * fails its MAC, as it is keyed with the other process's token anyway.
  *
- * REQ chunk (at most 56 bytes):
+ * REQ and REP are sent at the full size of their area (56 and 196 bytes),
+ * zero-padded, and the MAC covers the whole area: the IB CM hands the
+ * receiver the whole area whatever was sent, so the receiver cannot know
+ * where a shorter frame ended. A frame shorter than its area is refused;
+ * bytes past it (a transport that delivers more) are not looked at.
+ *
+ * REQ chunk (56 bytes):
  *
  *   [0..10]   header
  *   [11..18]  nonce: fresh for each attempt, the same in all its chunks
  *   [19..34]  MAC (16 bytes), keyed with the responder's token
- *   [35..)    a part of the body: 21 bytes, the last part the rest (>= 1)
+ *   [35..55]  21 bytes of the body (the last chunk zero-padded)
  *
  * Every chunk carries its own MAC, so the responder checks each chunk on
  * arrival and a forged chunk never reaches the assembly of the honest one
@@ -59,13 +65,13 @@
  * responder stores a chunk that is not the last and rejects it with MORE,
  * and the initiator sends the next on a fresh cm_id (cpc_rdma_cm_conn.c).
  *
- * REP (one piece, at most 43 + 62 = 105 of 196 bytes):
+ * REP (196 bytes; the body takes at most 62 of the 153 after the header):
  *
  *   [0..10]   header
  *   [11..18]  the receiver's (the initiator's) process name
  *   [19..26]  the nonce of the request it answers
  *   [27..42]  MAC, keyed with the initiator's token
- *   [43..)    the body
+ *   [43..195] the body, zero-padded
  *
  * The echoed nonce ties the REP to one attempt: a REP captured from
  * another handshake is refused (the initiator's nonce is fresh each time).
@@ -298,9 +304,6 @@ static bool verify(const uint8_t *key, const uint8_t *pd, size_t len, size_t mac
 {
     uint8_t buf[RCM_PRIV_MAX + RCM_TRAILER_LEN];
 
-    if (len > RCM_PRIV_MAX) {
-        return false;
-    }
     return openib_auth_verify(key, buf, mac_input(buf, pd, len, dst, qpn0), mac_off);
 }
 
@@ -314,12 +317,12 @@ size_t rcm_req_encode(uint8_t *pd, const void *src, const void *dst, const uint8
         return 0;
     }
     clen = body_len - off < RCM_CHUNK_MAX ? body_len - off : RCM_CHUNK_MAX;
+    memset(pd, 0, RCM_REQ_PRIV_MAX); /* the whole area: see the top of this file */
     rcm_hdr_encode(pd, RCM_REQ, src, (uint8_t) (idx << 4 | n));
     memcpy(pd + RCM_REQ_NONCE_OFF, nonce, OPENIB_AUTH_NONCE_LEN);
-    memset(pd + RCM_REQ_MAC_OFF, 0, OPENIB_AUTH_MAC_LEN);
     memcpy(pd + RCM_REQ_HDR_LEN, body + off, clen);
-    seal(key, pd, RCM_REQ_HDR_LEN + clen, RCM_REQ_MAC_OFF, dst, qpn0);
-    return RCM_REQ_HDR_LEN + clen;
+    seal(key, pd, RCM_REQ_PRIV_MAX, RCM_REQ_MAC_OFF, dst, qpn0);
+    return RCM_REQ_PRIV_MAX;
 }
 
 enum rcm_refusal rcm_req_verify(const uint8_t *pd, size_t len, uint32_t qpn0,
@@ -327,26 +330,20 @@ enum rcm_refusal rcm_req_verify(const uint8_t *pd, size_t len, uint32_t qpn0,
                                 struct rcm_req *out)
 {
     struct rcm_msg m;
-    size_t part;
 
-    if (OPAL_SUCCESS != rcm_msg_decode(pd, len, &m) || RCM_REQ != m.type ||
-        len <= RCM_REQ_HDR_LEN || len > RCM_REQ_PRIV_MAX) {
+    if (len < RCM_REQ_PRIV_MAX || OPAL_SUCCESS != rcm_msg_decode(pd, len, &m) ||
+        RCM_REQ != m.type) {
         return RCM_MALFORMED;
     }
-    part = len - RCM_REQ_HDR_LEN;
-    out->idx = m.arg >> 4;
-    out->count = m.arg & 0x0f;
-    /* every part but the last is full: the assembly needs no lengths */
-    if (out->idx + 1 < out->count && RCM_CHUNK_MAX != part) {
-        return RCM_MALFORMED;
-    }
-    if (!verify(own_token, pd, len, RCM_REQ_MAC_OFF, own_id, qpn0)) {
+    if (!verify(own_token, pd, RCM_REQ_PRIV_MAX, RCM_REQ_MAC_OFF, own_id, qpn0)) {
         return RCM_BAD_MAC;
     }
     memcpy(out->src, m.src, RCM_ID_LEN);
     memcpy(out->nonce, pd + RCM_REQ_NONCE_OFF, OPENIB_AUTH_NONCE_LEN);
+    out->idx = m.arg >> 4;
+    out->count = m.arg & 0x0f;
     out->part = pd + RCM_REQ_HDR_LEN;
-    out->part_len = part;
+    out->part_len = RCM_CHUNK_MAX;
     return RCM_OK;
 }
 
@@ -357,10 +354,8 @@ bool rcm_rx_store(struct rcm_rx *rx, const struct rcm_req *r)
         memcpy(rx->nonce, r->nonce, sizeof(rx->nonce));
         rx->count = (uint8_t) r->count;
     }
-    memcpy(rx->data + (size_t) r->idx * RCM_CHUNK_MAX, r->part, r->part_len);
-    if (r->idx + 1 == r->count) {
-        rx->len = (size_t) r->idx * RCM_CHUNK_MAX + r->part_len;
-    }
+    memcpy(rx->data + (size_t) r->idx * RCM_CHUNK_MAX, r->part, RCM_CHUNK_MAX);
+    rx->len = (size_t) rx->count * RCM_CHUNK_MAX; /* the body says how much is used */
     rx->mask |= (uint8_t) (1u << r->idx);
     return rx->mask == (1u << rx->count) - 1;
 }
@@ -371,13 +366,13 @@ size_t rcm_rep_encode(uint8_t *pd, const void *src, const void *dst, const uint8
     if (RCM_REP_HDR_LEN + body_len > RCM_REP_PRIV_MAX) {
         return 0;
     }
+    memset(pd, 0, RCM_REP_PRIV_MAX); /* the whole area: see the top of this file */
     rcm_hdr_encode(pd, RCM_REP, src, 0);
     memcpy(pd + RCM_REP_DST_OFF, dst, RCM_ID_LEN);
     memcpy(pd + RCM_REP_NONCE_OFF, nonce, OPENIB_AUTH_NONCE_LEN);
-    memset(pd + RCM_REP_MAC_OFF, 0, OPENIB_AUTH_MAC_LEN);
     memcpy(pd + RCM_REP_HDR_LEN, body, body_len);
-    seal(key, pd, RCM_REP_HDR_LEN + body_len, RCM_REP_MAC_OFF, dst, qpn0);
-    return RCM_REP_HDR_LEN + body_len;
+    seal(key, pd, RCM_REP_PRIV_MAX, RCM_REP_MAC_OFF, dst, qpn0);
+    return RCM_REP_PRIV_MAX;
 }
 
 enum rcm_refusal rcm_rep_verify(const uint8_t *pd, size_t len, uint32_t qpn0,
@@ -387,8 +382,8 @@ enum rcm_refusal rcm_rep_verify(const uint8_t *pd, size_t len, uint32_t qpn0,
 {
     struct rcm_msg m;
 
-    if (OPAL_SUCCESS != rcm_msg_decode(pd, len, &m) || RCM_REP != m.type ||
-        len <= RCM_REP_HDR_LEN || len > RCM_REP_PRIV_MAX) {
+    if (len < RCM_REP_PRIV_MAX || OPAL_SUCCESS != rcm_msg_decode(pd, len, &m) ||
+        RCM_REP != m.type) {
         return RCM_MALFORMED;
     }
     if (0 != memcmp(m.src, peer_id, RCM_ID_LEN)) {
@@ -400,10 +395,10 @@ enum rcm_refusal rcm_rep_verify(const uint8_t *pd, size_t len, uint32_t qpn0,
     if (0 != memcmp(pd + RCM_REP_NONCE_OFF, nonce, OPENIB_AUTH_NONCE_LEN)) {
         return RCM_REPLAY;
     }
-    if (!verify(own_token, pd, len, RCM_REP_MAC_OFF, own_id, qpn0)) {
+    if (!verify(own_token, pd, RCM_REP_PRIV_MAX, RCM_REP_MAC_OFF, own_id, qpn0)) {
         return RCM_BAD_MAC;
     }
     *body = pd + RCM_REP_HDR_LEN;
-    *body_len = len - RCM_REP_HDR_LEN;
+    *body_len = RCM_REP_PRIV_MAX - RCM_REP_HDR_LEN;
     return RCM_OK;
 }
