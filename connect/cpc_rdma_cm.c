@@ -6,10 +6,11 @@
  *
  * rdma_cm is used only for addressing and the IB CM handshake; the BTL owns
  * the QPs (QP-less rdma_cm: cm_id->qp stays NULL). Each port's module
- * listens on the port's IPv4 address and publishes {address, port} (8 bytes,
- * see cpc_rdma_cm.h). A port without an IPv4 address, an iWARP port (its
- * CM drives the QPs itself) and a port whose address rdma_cm cannot bind
- * decline with the reason.
+ * listens on the port's IPv4 address and publishes {address, port, the
+ * process token} (24 bytes, see cpc_rdma_cm.h): requests and replies are
+ * authenticated with the receiver's token (cpc_rdma_cm_wire.c). A port
+ * without an IPv4 address, an iWARP port (its CM drives the QPs itself) and
+ * a port whose address rdma_cm cannot bind decline with the reason.
  *
  * Default priority 40, below oob (50): oob stays the documented default.
  * rdma_cm works on every link layer oob does here and is chosen with
@@ -94,12 +95,18 @@ static int rcm_query(const struct openib_cpc_port *port, int priority,
     struct rdma_event_channel *ch;
     struct rcm_module *mod;
     char ip[INET_ADDRSTRLEN] = "?";
+    const uint8_t *token = openib_auth_local_token();
     uint32_t addr;
     int rc;
 
     if (NULL != port->ctx && IBV_TRANSPORT_IWARP == port->ctx->device->transport_type) {
         snprintf(why, why_len, "iWARP: its connection manager moves the QPs itself, which "
                                "this CPC leaves to the BTL");
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    if (NULL == token) {
+        snprintf(why, why_len, "the kernel gave no random bytes for the token that "
+                               "authenticates connection requests");
         return OPAL_ERR_NOT_SUPPORTED;
     }
     if (rcm_params.port < 0 || rcm_params.port > 65535) {
@@ -159,11 +166,7 @@ static int rcm_query(const struct openib_cpc_port *port, int priority,
     openib_cpc_module_init(&mod->base);
     mod->base.component = &openib_cpc_rdma_cm_component;
     mod->base.priority = (uint8_t) priority;
-    mod->base.blob[0] = RCM_BLOB_VERSION;
-    mod->base.blob[1] = 0;
-    mod->base.blob[2] = (uint8_t) (mod->tcp_port >> 8);
-    mod->base.blob[3] = (uint8_t) mod->tcp_port;
-    memcpy(mod->base.blob + 4, &addr, 4);
+    rcm_blob_encode(mod->base.blob, mod->tcp_port, addr, token);
     mod->base.blob_len = RCM_BLOB_LEN;
     mod->base.endpoint_init = rcm_endpoint_init;
     mod->base.start_connect = rcm_start_connect;

@@ -16,6 +16,19 @@
  * the responder sends nothing before ESTABLISHED, so the first message always
  * finds a posted receive.
  *
+ * Authentication (issue 15; layout in cpc_rdma_cm_wire.c): each REQ chunk
+ * carries the attempt's nonce and a MAC keyed with the responder's token
+ * (from its modex blob); the REP echoes the nonce and is keyed with the
+ * initiator's. The responder checks a chunk before it looks at anything
+ * else: layout and MAC (a stranger, or a frame for another process, stops
+ * here: no endpoint is even looked up), the claimed sender is a job member,
+ * the request came from the address the sender published, and (sender,
+ * chunk, nonce) is fresh. A chunk that fails is rejected with no private
+ * data and dropped: no endpoint state changes, so an honest handshake under
+ * way is not disturbed. Only verified chunks are assembled, per (sender,
+ * nonce). Each refusal is logged at verbose 1 ("refused", the source
+ * address, the reason), the first 10 per reason and then one in 100.
+ *
  * Crossing connects (both sides send a REQ): the side whose process name
  * compares lower (memcmp of the 8 name bytes, the same answer on both sides)
  * keeps initiating and answers the other's REQ with REJ(CROSS); the higher
@@ -129,10 +142,10 @@ struct rcm_ep {
     int failures;                /* attempts that failed: bounded by retries */
     int busy;                    /* REJ(BUSY) answers heard */
     int next_chunk;              /* initiator: the chunk of our REQ to send next */
+    uint8_t nonce[OPENIB_AUTH_NONCE_LEN]; /* initiator: this attempt's, in every chunk */
     bool qps_rtr;                /* responder: our QPs are RTR for peer_q */
     struct openib_cpc_qp_info peer_q;
-    uint8_t rx[RCM_MAX_CHUNKS * RCM_CHUNK_MAX]; /* responder: the peer's REQ body */
-    uint8_t rx_mask, rx_count;
+    struct rcm_rx rx;            /* responder: the peer's REQ, verified chunks only */
     int active_index;            /* in rcm.active while a handshake is under way */
     int all_index;               /* in rcm.all while the endpoint exists */
 };
@@ -146,6 +159,9 @@ static struct {
     struct rcm_ep **all;         /* our endpoints: is a BTL endpoint ours? */
     int nall, cap_all;
     uint8_t local_id[RCM_ID_LEN];
+    bool have_local_id;
+    struct openib_auth_replay replay;          /* (sender, chunk, nonce) of accepted chunks */
+    unsigned long refused[RCM_REFUSAL_COUNT];  /* for the log's rate limit */
 } rcm;
 
 static long now_ms(void)
@@ -318,6 +334,36 @@ static void done(struct rcm_ep *e)
     e->cep->btl_ops->connect_complete(e->cep->btl_ep);
 }
 
+/* A request's or reply's source address, for the log. */
+static const char *peer_addr_str(struct rdma_cm_id *id, char *buf, size_t len)
+{
+    const struct sockaddr *sa = rdma_get_peer_addr(id);
+
+    snprintf(buf, len, "?");
+    if (NULL != sa && AF_INET == sa->sa_family) {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *) sa)->sin_addr, buf, (socklen_t) len);
+    } else if (NULL != sa && AF_INET6 == sa->sa_family) {
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *) sa)->sin6_addr, buf,
+                  (socklen_t) len);
+    }
+    return buf;
+}
+
+/* Log a refusal at verbose 1, rate-limited per reason so a flood cannot
+ * fill the log: the first 10 of each, then one in 100. */
+static void refused(struct rdma_cm_id *id, enum rcm_refusal r, const char *what,
+                    const char *detail)
+{
+    unsigned long n = ++rcm.refused[r];
+    char ip[INET6_ADDRSTRLEN];
+
+    if (n <= 10 || 0 == n % 100) {
+        openib_cpc_log(1, "openib: rdma_cm: refused %s from %s: %s (%s; %lu refused for this "
+                       "reason so far)", what, peer_addr_str(id, ip, sizeof(ip)),
+                       rcm_refusal_name(r), detail, n);
+    }
+}
+
 /* The peer's path data from its modex port (the BTL builds the address
  * vector from it); the route rdma_cm resolved is the fallback. */
 static void peer_path(const struct rcm_ep *e, const struct rdma_cm_id *id,
@@ -338,21 +384,9 @@ static void peer_path(const struct rcm_ep *e, const struct rdma_cm_id *id,
 
 /* ---- initiator ---- */
 
-static int blob_decode(const struct openib_cpc_endpoint *cep, struct sockaddr_in *dst)
+static int blob_decode(const struct openib_cpc_endpoint *cep, struct rcm_blob *b)
 {
-    const uint8_t *b = cep->peer_blob;
-
-    if (NULL == b || cep->peer_blob_len < RCM_BLOB_LEN) {
-        return OPAL_ERR_BAD_PARAM;
-    }
-    if (RCM_BLOB_VERSION != b[0]) {
-        return OPAL_ERR_NOT_SUPPORTED;
-    }
-    memset(dst, 0, sizeof(*dst));
-    dst->sin_family = AF_INET;
-    dst->sin_port = htons((uint16_t) (b[2] << 8 | b[3]));
-    memcpy(&dst->sin_addr.s_addr, b + 4, 4);
-    return 0 == dst->sin_port || 0 == dst->sin_addr.s_addr ? OPAL_ERR_BAD_PARAM : OPAL_SUCCESS;
+    return rcm_blob_decode(cep->peer_blob, cep->peer_blob_len, b);
 }
 
 static void start_attempt(struct rcm_ep *e);
@@ -407,10 +441,11 @@ static void busy_retry(struct rcm_ep *e)
 
 static void start_attempt(struct rcm_ep *e)
 {
-    struct sockaddr_in src = { .sin_family = AF_INET }, dst;
+    struct sockaddr_in src = { .sin_family = AF_INET }, dst = { .sin_family = AF_INET };
     struct rdma_cm_id *id;
+    struct rcm_blob b;
 
-    switch (blob_decode(e->cep, &dst)) {
+    switch (blob_decode(e->cep, &b)) {
     case OPAL_SUCCESS:
         break;
     case OPAL_ERR_NOT_SUPPORTED:
@@ -422,7 +457,16 @@ static void start_attempt(struct rcm_ep *e)
         fail(e, OPAL_ERR_UNREACH, "the peer's rdma_cm address in the modex is corrupt");
         return;
     }
+    dst.sin_port = htons(b.port);
+    dst.sin_addr.s_addr = b.ip;
     e->attempts++;
+    /* A new handshake (not the next chunk of this one): a new nonce, so
+     * the responder's replay memory takes it and no reply to an earlier
+     * attempt can pass for the answer to this one. */
+    if (0 == e->next_chunk && OPAL_SUCCESS != openib_auth_nonce(e->nonce)) {
+        retry(e, "no random bytes for the handshake nonce");
+        return;
+    }
     if (0 != rdma_create_id(rcm.ch, &id, e, RDMA_PS_TCP)) {
         retry(e, "rdma_create_id failed: %s", strerror(errno));
         return;
@@ -456,7 +500,8 @@ static void send_req(struct rcm_ep *e)
         .rnr_retry_count = 7,
     };
     uint8_t body[RCM_BODY_MAX], pd[RCM_REQ_PRIV_MAX];
-    size_t len, off, clen;
+    struct rcm_blob b;
+    size_t len;
     int rc, n;
 
     rc = cep->btl_ops->local_qp_info(cep->btl_ep, &q);
@@ -466,17 +511,18 @@ static void send_req(struct rcm_ep *e)
     }
     len = rcm_body_encode(&q, body);
     n = (int) RCM_CHUNKS(len);
-    if (0 == len || e->next_chunk >= n) {
+    /* start_attempt decoded the blob already */
+    len = 0 == len || OPAL_SUCCESS != blob_decode(cep, &b)
+              ? 0
+              : rcm_req_encode(pd, cep->local_id, cep->peer_id, b.token, e->nonce, q.qpn[0],
+                               body, len, (unsigned) e->next_chunk);
+    if (0 == len) {
         fail(e, OPAL_ERR_BAD_PARAM, "our QP data cannot be carried (%u QPs)",
              (unsigned) q.num_qps);
         return;
     }
-    off = (size_t) e->next_chunk * RCM_CHUNK_MAX;
-    clen = len - off < RCM_CHUNK_MAX ? len - off : RCM_CHUNK_MAX;
-    rcm_hdr_encode(pd, RCM_REQ, cep->local_id, (uint8_t) (e->next_chunk << 4 | n));
-    memcpy(pd + RCM_HDR_LEN, body + off, clen);
     p.private_data = pd;
-    p.private_data_len = (uint8_t) (RCM_HDR_LEN + clen);
+    p.private_data_len = (uint8_t) len;
     p.qp_num = q.qpn[0];
     if (0 != rdma_connect(e->act_id, &p)) {
         retry(e, "rdma_connect failed: %s", strerror(errno));
@@ -492,14 +538,22 @@ static void on_reply(struct rcm_ep *e, const struct rcm_event *ev)
 {
     struct openib_cpc_endpoint *cep = e->cep;
     struct openib_cpc_qp_info peer;
-    struct rcm_msg m;
+    enum rcm_refusal r;
+    const uint8_t *body;
+    size_t body_len;
     int rc;
 
     openib_cpc_qp_info_init(&peer);
-    if (OPAL_SUCCESS != rcm_msg_decode(ev->priv, ev->priv_len, &m) || RCM_REP != m.type ||
-        0 != memcmp(m.src, cep->peer_id, RCM_ID_LEN) ||
-        OPAL_SUCCESS != rcm_body_decode(m.rest, m.rest_len, ev->qp_num, &peer)) {
-        fail(e, OPAL_ERR_UNREACH, "the reply is not from the expected process or is corrupt");
+    r = rcm_rep_verify(ev->priv, ev->priv_len, ev->qp_num, cep->local_id,
+                       openib_auth_local_token(), cep->peer_id, e->nonce, &body, &body_len);
+    if (RCM_OK == r && OPAL_SUCCESS != rcm_body_decode(body, body_len, ev->qp_num, &peer)) {
+        r = RCM_MALFORMED;
+    }
+    if (RCM_OK != r) {
+        /* Nothing of it is used: this attempt is dropped like one that
+         * got no answer, and the next has a new nonce. */
+        refused(ev->id, r, "reply", e->cep->peer_desc);
+        retry(e, "the reply was refused (%s)", rcm_refusal_name(r));
         return;
     }
     peer_path(e, ev->id, &peer);
@@ -642,22 +696,6 @@ static bool same_peer_qps(const struct openib_cpc_qp_info *a, const struct openi
            0 == memcmp(a->psn, b->psn, sizeof(a->psn));
 }
 
-/* Store one chunk of the peer's REQ body; true once all are in. */
-static bool store_chunk(struct rcm_ep *e, const struct rcm_msg *m)
-{
-    unsigned idx = m->arg >> 4, n = m->arg & 0x0f;
-    size_t len = m->rest_len < RCM_CHUNK_MAX ? m->rest_len : RCM_CHUNK_MAX;
-
-    if (0 == idx || n != e->rx_count) {
-        e->rx_mask = 0; /* a new request: the peer started over */
-        e->rx_count = (uint8_t) n;
-        memset(e->rx, 0, sizeof(e->rx));
-    }
-    memcpy(e->rx + idx * RCM_CHUNK_MAX, m->rest, len);
-    e->rx_mask |= (uint8_t) (1u << idx);
-    return e->rx_mask == (1u << n) - 1;
-}
-
 /* Answer a complete REQ: our QPs to RTR, receives posted, REP out. */
 static void accept_request(struct rcm_ep *e, struct rdma_cm_id *id, uint32_t qpn0)
 {
@@ -669,13 +707,14 @@ static void accept_request(struct rcm_ep *e, struct rdma_cm_id *id, uint32_t qpn
         .retry_count = 7,
         .rnr_retry_count = 7,
     };
-    uint8_t pd[RCM_HDR_LEN + RCM_BODY_MAX];
+    uint8_t pd[RCM_REP_PRIV_MAX], body[RCM_BODY_MAX];
+    struct rcm_blob b;
     size_t len;
     int rc;
 
     openib_cpc_qp_info_init(&peer);
-    if (OPAL_SUCCESS != rcm_body_decode(e->rx, (size_t) e->rx_count * RCM_CHUNK_MAX, qpn0,
-                                        &peer)) {
+    if (OPAL_SUCCESS != blob_decode(cep, &b) ||
+        OPAL_SUCCESS != rcm_body_decode(e->rx.data, e->rx.len, qpn0, &peer)) {
         reject(id, cep->local_id, RCM_REJ_BAD);
         fail(e, OPAL_ERR_UNREACH, "the peer's request is corrupt");
         return;
@@ -696,16 +735,20 @@ static void accept_request(struct rcm_ep *e, struct rdma_cm_id *id, uint32_t qpn
     if (OPAL_SUCCESS == rc) {
         rc = cep->btl_ops->local_qp_info(cep->btl_ep, &mine);
     }
-    len = OPAL_SUCCESS == rc ? rcm_body_encode(&mine, pd + RCM_HDR_LEN) : 0;
+    len = OPAL_SUCCESS == rc ? rcm_body_encode(&mine, body) : 0;
+    if (0 != len) {
+        /* keyed with the initiator's token, echoing its nonce */
+        len = rcm_rep_encode(pd, cep->local_id, cep->peer_id, b.token, e->rx.nonce,
+                             mine.qpn[0], body, len);
+    }
     if (0 == len) {
         reject(id, cep->local_id, RCM_REJ_BAD);
         fail(e, OPAL_SUCCESS == rc ? OPAL_ERR_BAD_PARAM : rc,
              "setting up the queue pairs for the peer's request failed");
         return;
     }
-    rcm_hdr_encode(pd, RCM_REP, cep->local_id, 0);
     p.private_data = pd;
-    p.private_data_len = (uint8_t) (RCM_HDR_LEN + len);
+    p.private_data_len = (uint8_t) len;
     p.qp_num = mine.qpn[0];
     id->context = e;
     /* The request came on the listeners' channel; what follows the accept
@@ -726,22 +769,46 @@ static void accept_request(struct rcm_ep *e, struct rdma_cm_id *id, uint32_t qpn
     RCM_LOG(e, "REP sent");
 }
 
+/* A request that failed a check: rejected with no private data (a stranger
+ * learns nothing), its cm_id destroyed, nothing else touched. */
+static void refuse_request(const struct rcm_event *ev, enum rcm_refusal r, const char *detail)
+{
+    refused(ev->id, r, "request", detail);
+    (void) rdma_reject(ev->id, NULL, 0);
+    rdma_destroy_id(ev->id);
+}
+
 static void on_request(struct rcm_module *mod, const struct rcm_event *ev)
 {
     struct openib_cpc_endpoint *cep = NULL;
     struct rcm_ep *e;
-    struct rcm_msg m;
+    struct rcm_req r;
+    struct rcm_blob b;
+    enum rcm_refusal bad;
+    uint8_t sender[RCM_ID_LEN + 1];
     char why[128] = "";
 
-    if (OPAL_SUCCESS != rcm_msg_decode(ev->priv, ev->priv_len, &m) || RCM_REQ != m.type) {
-        reject(ev->id, rcm.local_id, RCM_REJ_BAD); /* not one of ours */
+    if (!rcm.have_local_id || NULL == mod->btl_ops) {
+        reject(ev->id, rcm.local_id, RCM_REJ_LATER); /* no endpoint yet: the peer retries */
         return;
     }
-    if (NULL != mod->btl_ops) {
-        cep = mod->btl_ops->endpoint_for_peer(mod->btl, m.src, RCM_ID_LEN, why, sizeof(why));
+    /* Every check before anything is touched: the frame (lengths, layout,
+     * MAC under our token, which also proves the sender knows it), the
+     * sender's membership, its address, freshness. */
+    bad = rcm_req_verify(ev->priv, ev->priv_len, ev->qp_num, rcm.local_id,
+                         openib_auth_local_token(), &r);
+    if (RCM_OK != bad) {
+        refuse_request(ev, bad, RCM_BAD_MAC == bad ? "not keyed with our token: not a job "
+                                                     "member, or meant for another process"
+                                                   : "not an openib-ng request of this version");
+        return;
     }
+    cep = mod->btl_ops->endpoint_for_peer(mod->btl, r.src, RCM_ID_LEN, why, sizeof(why));
     if (NULL == cep) {
-        reject(ev->id, rcm.local_id, RCM_REJ_LATER); /* the peer retries */
+        /* It knows our token, so it is of the job; the endpoint may come
+         * later: it is told to retry. */
+        refused(ev->id, RCM_NOT_MEMBER, "request", why);
+        reject(ev->id, rcm.local_id, RCM_REJ_LATER);
         return;
     }
     e = own_ep(cep);
@@ -749,8 +816,23 @@ static void on_request(struct rcm_module *mod, const struct rcm_event *ev)
         reject(ev->id, cep->local_id, RCM_REJ_BAD);
         return;
     }
-    RCM_LOG(e, "REQ chunk %u/%u received in state '%s'", (unsigned) (m.arg >> 4) + 1,
-            (unsigned) (m.arg & 0x0f), state_names[e->st]);
+    if (OPAL_SUCCESS != blob_decode(cep, &b)) {
+        refuse_request(ev, RCM_NOT_MEMBER, "the claimed sender published no rdma_cm address "
+                                           "of this version");
+        return;
+    }
+    if (!rcm_sockaddr_is(rdma_get_peer_addr(ev->id), b.ip)) {
+        refuse_request(ev, RCM_BAD_SOURCE_ADDR, e->cep->peer_desc);
+        return;
+    }
+    memcpy(sender, r.src, RCM_ID_LEN);
+    sender[RCM_ID_LEN] = (uint8_t) r.idx; /* each chunk is good once */
+    if (!openib_auth_replay_fresh(&rcm.replay, sender, sizeof(sender), r.nonce)) {
+        refuse_request(ev, RCM_REPLAY, e->cep->peer_desc);
+        return;
+    }
+    RCM_LOG(e, "REQ chunk %u/%u received in state '%s'", r.idx + 1, r.count,
+            state_names[e->st]);
     if (initiating(e)) {
         if (memcmp(cep->local_id, cep->peer_id, RCM_ID_LEN) < 0) {
             RCM_LOG(e, "crossing connects: we keep initiating, refusing the peer's request");
@@ -766,7 +848,7 @@ static void on_request(struct rcm_module *mod, const struct rcm_event *ev)
         set_active(e, true);
     }
     alive(e); /* its REQ */
-    if (!store_chunk(e, &m)) {
+    if (!rcm_rx_store(&e->rx, &r)) {
         e->st = RS_RECEIVING;
         reject(ev->id, cep->local_id, RCM_REJ_MORE);
         return;
@@ -964,6 +1046,7 @@ int rcm_endpoint_init(struct openib_cpc_module *m, struct openib_cpc_endpoint *c
     cep->cpc_private = e;
     mod->btl_ops = cep->btl_ops;
     memcpy(rcm.local_id, cep->local_id, RCM_ID_LEN);
+    rcm.have_local_id = true;
     rcm_listen_set_local_id(cep->local_id);
     return OPAL_SUCCESS;
 }

@@ -1,13 +1,53 @@
 /*
- * cpc_rdma_cm_wire.c - what the rdma_cm CPC puts in the IB CM's private data.
+ * cpc_rdma_cm_wire.c - what the rdma_cm CPC puts in the modex and in the IB
+ * CM's private data, and the checks a receiver makes before it believes any
+ * of it (pure functions; tests/unit/connect/test_rdma_cm_wire.c).
  *
  * Room (InfiniBand and RoCE; measured against librdmacm, see cpc_rdma_cm.h):
- * REQ 56 bytes, REP 196, REJ 148. The header is 11 bytes:
+ * REQ 56 bytes, REP 196, REJ 148. Every message starts with an 11-byte
+ * header:
  *
  *   [0]     0xa7: ours (another rdma_cm user's request is refused)
- *   [1]     version << 4 | type (REQ 1, REP 2, REJ 3)
+ *   [1]     version (2) << 4 | type (REQ 1, REP 2, REJ 3)
  *   [2..9]  the sender's process name (the responder looks its endpoint up)
  *   [10]    REQ: chunk index << 4 | chunk count; REP: 0; REJ: the reason
+ *
+ * Authentication (the rule for every CPC, cpc_auth.h): each process
+ * publishes a random token in its modex blob, which only the job sees. A
+ * frame never carries a token; it carries a nonce and an HMAC keyed with
+ * the RECEIVER's token. The MAC is taken over the frame as sent (its own
+ * field counted as zeros) followed by two fields that are not sent:
+ *
+ *   the receiver's process name (8 bytes), conn_param.qp_num (4, big-endian)
+ *
+ * so a frame is good only for the process it names and only with the QP
+ * number it travelled with. The receiver's name is not carried in a REQ
+ * because the room is not there (below); a REQ meant for another process
+ * fails its MAC, as it is keyed with the other process's token anyway.
+ *
+ * REQ and REP are sent at the full size of their area (56 and 196 bytes),
+ * zero-padded, and the MAC covers the whole area: the IB CM hands the
+ * receiver the whole area whatever was sent, so the receiver cannot know
+ * where a shorter frame ended. A frame shorter than its area is refused;
+ * bytes past it (a transport that delivers more) are not looked at.
+ *
+ * REQ chunk (56 bytes):
+ *
+ *   [0..10]   header
+ *   [11..18]  nonce: fresh for each attempt, the same in all its chunks
+ *   [19..34]  MAC (16 bytes), keyed with the responder's token
+ *   [35..55]  21 bytes of the body (the last chunk zero-padded)
+ *
+ * Every chunk carries its own MAC, so the responder checks each chunk on
+ * arrival and a forged chunk never reaches the assembly of the honest one
+ * (it is rejected with no private data and dropped); chunks are assembled
+ * per (sender, nonce), and the responder remembers (sender, chunk, nonce)
+ * so a captured chunk is good once (openib_auth_replay). Why not one MAC
+ * for the handshake as a whole, to save room: the chunks before the last
+ * would then be unverified until the last came, and a forged one could
+ * overwrite an honest one in the assembly. Why the full 16-byte MAC: the
+ * 8 bytes a truncated one would save do not save a chunk for the default
+ * three queues (32 bytes of body: two chunks either way).
  *
  * The body, all big-endian, carries what the peer's modex does not have:
  *
@@ -19,15 +59,28 @@
  *   then          QPN of QPs 1..n-1, 24 bits each
  *
  * QP 0's number travels in conn_param.qp_num (QP-less rdma_cm needs it there
- * anyway); GID, LID and MTU come from the peer's modex port. So the body is
- * 14 + 6n bytes: 32 for the default three queues, and it fits one REQ for up
- * to five queues (44 of 45 bytes). Six to eight queues take two REQs: the
- * responder stores the first chunk and rejects it with MORE, and the
- * initiator sends the next on a fresh cm_id (cpc_rdma_cm_conn.c). The REP
- * always carries the whole body in one go (at most 73 of 196 bytes).
+ * anyway; the MAC covers it); GID, LID and MTU come from the peer's modex
+ * port. So the body is 14 + 6n bytes: one chunk for one queue, two for two
+ * to four (the default three: 32 bytes), three for five to eight. The
+ * responder stores a chunk that is not the last and rejects it with MORE,
+ * and the initiator sends the next on a fresh cm_id (cpc_rdma_cm_conn.c).
  *
- * REJ(BUSY), from the responder's listener thread while its process is not
- * in MPI (cpc_rdma_cm_listen.c): the header, then
+ * REP (196 bytes; the body takes at most 62 of the 153 after the header):
+ *
+ *   [0..10]   header
+ *   [11..18]  the receiver's (the initiator's) process name
+ *   [19..26]  the nonce of the request it answers
+ *   [27..42]  MAC, keyed with the initiator's token
+ *   [43..195] the body, zero-padded
+ *
+ * The echoed nonce ties the REP to one attempt: a REP captured from
+ * another handshake is refused (the initiator's nonce is fresh each time).
+ *
+ * REJ: the header alone (CROSS, LATER, MORE, BAD), after the responder
+ * verified the request. A request that fails a check is rejected with no
+ * private data at all: a stranger learns nothing. REJ(BUSY), from the
+ * responder's listener thread while its process is not in MPI
+ * (cpc_rdma_cm_listen.c): the header, then
  *
  *   [11]    marker version (1)
  *   [12]    0 (reserved)
@@ -38,13 +91,15 @@
 #include "opal_config.h"
 #include "opal/constants.h"
 
+#include <netinet/in.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "connect/cpc_rdma_cm.h"
 #include "connect/cpc_wire_be.h"
 
 #define RCM_MAGIC 0xa7
-#define RCM_WIRE_VERSION 1
+#define RCM_WIRE_VERSION 2
 
 size_t rcm_hdr_encode(uint8_t *p, enum rcm_type type, const void *src, uint8_t arg)
 {
@@ -156,4 +211,194 @@ int rcm_busy_decode(const struct rcm_msg *m)
         return OPAL_ERR_BAD_PARAM;
     }
     return RCM_BUSY_VERSION == m->rest[0] ? OPAL_SUCCESS : OPAL_ERR_NOT_SUPPORTED;
+}
+
+/* ---- the modex blob ---- */
+
+void rcm_blob_encode(uint8_t *b, uint16_t port, uint32_t ip, const uint8_t *token)
+{
+    b[0] = RCM_BLOB_VERSION;
+    b[1] = 0;
+    b[2] = (uint8_t) (port >> 8);
+    b[3] = (uint8_t) port;
+    memcpy(b + 4, &ip, 4);
+    memcpy(b + 8, token, OPENIB_AUTH_TOKEN_LEN);
+}
+
+int rcm_blob_decode(const uint8_t *b, size_t len, struct rcm_blob *out)
+{
+    if (NULL == b || len < 1) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (RCM_BLOB_VERSION != b[0]) {
+        return OPAL_ERR_NOT_SUPPORTED; /* before the length: older blobs are shorter */
+    }
+    if (len < RCM_BLOB_LEN) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    out->port = (uint16_t) (b[2] << 8 | b[3]);
+    memcpy(&out->ip, b + 4, 4);
+    memcpy(out->token, b + 8, OPENIB_AUTH_TOKEN_LEN);
+    return 0 == out->port || 0 == out->ip ? OPAL_ERR_BAD_PARAM : OPAL_SUCCESS;
+}
+
+bool rcm_sockaddr_is(const struct sockaddr *sa, uint32_t ip)
+{
+    static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+    if (NULL == sa) {
+        return false;
+    }
+    if (AF_INET == sa->sa_family) {
+        return ((const struct sockaddr_in *) sa)->sin_addr.s_addr == ip;
+    }
+    if (AF_INET6 == sa->sa_family) {
+        const uint8_t *a = ((const struct sockaddr_in6 *) sa)->sin6_addr.s6_addr;
+        return 0 == memcmp(a, v4mapped, sizeof(v4mapped)) && 0 == memcmp(a + 12, &ip, 4);
+    }
+    return false;
+}
+
+/* ---- authentication ---- */
+
+const char *rcm_refusal_name(enum rcm_refusal r)
+{
+    static const char *const names[RCM_REFUSAL_COUNT] = {
+        [RCM_OK] = "ok",
+        [RCM_MALFORMED] = "malformed",
+        [RCM_BAD_MAC] = "bad-mac",
+        [RCM_NOT_MEMBER] = "not-member",
+        [RCM_WRONG_DST] = "wrong-dst",
+        [RCM_WRONG_SRC] = "wrong-src",
+        [RCM_REPLAY] = "replay",
+        [RCM_BAD_SOURCE_ADDR] = "bad-source-addr",
+    };
+
+    return (unsigned) r < RCM_REFUSAL_COUNT ? names[r] : "?";
+}
+
+#define RCM_TRAILER_LEN (RCM_ID_LEN + 4)
+
+/* The frame followed by what the MAC covers but the wire does not carry. */
+static size_t mac_input(uint8_t *buf, const uint8_t *pd, size_t len, const void *dst,
+                        uint32_t qpn0)
+{
+    memcpy(buf, pd, len);
+    memcpy(buf + len, dst, RCM_ID_LEN);
+    cpc_be_put(buf + len + RCM_ID_LEN, qpn0, 4);
+    return len + RCM_TRAILER_LEN;
+}
+
+static void seal(const uint8_t *key, uint8_t *pd, size_t len, size_t mac_off, const void *dst,
+                 uint32_t qpn0)
+{
+    uint8_t buf[RCM_PRIV_MAX + RCM_TRAILER_LEN];
+    size_t n = mac_input(buf, pd, len, dst, qpn0);
+
+    openib_auth_seal(key, buf, n, mac_off);
+    memcpy(pd + mac_off, buf + mac_off, OPENIB_AUTH_MAC_LEN);
+}
+
+static bool verify(const uint8_t *key, const uint8_t *pd, size_t len, size_t mac_off,
+                   const void *dst, uint32_t qpn0)
+{
+    uint8_t buf[RCM_PRIV_MAX + RCM_TRAILER_LEN];
+
+    return openib_auth_verify(key, buf, mac_input(buf, pd, len, dst, qpn0), mac_off);
+}
+
+size_t rcm_req_encode(uint8_t *pd, const void *src, const void *dst, const uint8_t *key,
+                      const uint8_t *nonce, uint32_t qpn0, const uint8_t *body, size_t body_len,
+                      unsigned idx)
+{
+    size_t n = RCM_CHUNKS(body_len), off = (size_t) idx * RCM_CHUNK_MAX, clen;
+
+    if (0 == body_len || n > RCM_MAX_CHUNKS || idx >= n) {
+        return 0;
+    }
+    clen = body_len - off < RCM_CHUNK_MAX ? body_len - off : RCM_CHUNK_MAX;
+    memset(pd, 0, RCM_REQ_PRIV_MAX); /* the whole area: see the top of this file */
+    rcm_hdr_encode(pd, RCM_REQ, src, (uint8_t) (idx << 4 | n));
+    memcpy(pd + RCM_REQ_NONCE_OFF, nonce, OPENIB_AUTH_NONCE_LEN);
+    memcpy(pd + RCM_REQ_HDR_LEN, body + off, clen);
+    seal(key, pd, RCM_REQ_PRIV_MAX, RCM_REQ_MAC_OFF, dst, qpn0);
+    return RCM_REQ_PRIV_MAX;
+}
+
+enum rcm_refusal rcm_req_verify(const uint8_t *pd, size_t len, uint32_t qpn0,
+                                const void *own_id, const uint8_t *own_token,
+                                struct rcm_req *out)
+{
+    struct rcm_msg m;
+
+    if (len < RCM_REQ_PRIV_MAX || OPAL_SUCCESS != rcm_msg_decode(pd, len, &m) ||
+        RCM_REQ != m.type) {
+        return RCM_MALFORMED;
+    }
+    if (!verify(own_token, pd, RCM_REQ_PRIV_MAX, RCM_REQ_MAC_OFF, own_id, qpn0)) {
+        return RCM_BAD_MAC;
+    }
+    memcpy(out->src, m.src, RCM_ID_LEN);
+    memcpy(out->nonce, pd + RCM_REQ_NONCE_OFF, OPENIB_AUTH_NONCE_LEN);
+    out->idx = m.arg >> 4;
+    out->count = m.arg & 0x0f;
+    out->part = pd + RCM_REQ_HDR_LEN;
+    out->part_len = RCM_CHUNK_MAX;
+    return RCM_OK;
+}
+
+bool rcm_rx_store(struct rcm_rx *rx, const struct rcm_req *r)
+{
+    if (r->count != rx->count || 0 != memcmp(r->nonce, rx->nonce, sizeof(rx->nonce))) {
+        memset(rx, 0, sizeof(*rx)); /* another handshake: the peer started over */
+        memcpy(rx->nonce, r->nonce, sizeof(rx->nonce));
+        rx->count = (uint8_t) r->count;
+    }
+    memcpy(rx->data + (size_t) r->idx * RCM_CHUNK_MAX, r->part, RCM_CHUNK_MAX);
+    rx->len = (size_t) rx->count * RCM_CHUNK_MAX; /* the body says how much is used */
+    rx->mask |= (uint8_t) (1u << r->idx);
+    return rx->mask == (1u << rx->count) - 1;
+}
+
+size_t rcm_rep_encode(uint8_t *pd, const void *src, const void *dst, const uint8_t *key,
+                      const uint8_t *nonce, uint32_t qpn0, const uint8_t *body, size_t body_len)
+{
+    if (RCM_REP_HDR_LEN + body_len > RCM_REP_PRIV_MAX) {
+        return 0;
+    }
+    memset(pd, 0, RCM_REP_PRIV_MAX); /* the whole area: see the top of this file */
+    rcm_hdr_encode(pd, RCM_REP, src, 0);
+    memcpy(pd + RCM_REP_DST_OFF, dst, RCM_ID_LEN);
+    memcpy(pd + RCM_REP_NONCE_OFF, nonce, OPENIB_AUTH_NONCE_LEN);
+    memcpy(pd + RCM_REP_HDR_LEN, body, body_len);
+    seal(key, pd, RCM_REP_PRIV_MAX, RCM_REP_MAC_OFF, dst, qpn0);
+    return RCM_REP_PRIV_MAX;
+}
+
+enum rcm_refusal rcm_rep_verify(const uint8_t *pd, size_t len, uint32_t qpn0,
+                                const void *own_id, const uint8_t *own_token,
+                                const void *peer_id, const uint8_t *nonce,
+                                const uint8_t **body, size_t *body_len)
+{
+    struct rcm_msg m;
+
+    if (len < RCM_REP_PRIV_MAX || OPAL_SUCCESS != rcm_msg_decode(pd, len, &m) ||
+        RCM_REP != m.type) {
+        return RCM_MALFORMED;
+    }
+    if (0 != memcmp(m.src, peer_id, RCM_ID_LEN)) {
+        return RCM_WRONG_SRC;
+    }
+    if (0 != memcmp(pd + RCM_REP_DST_OFF, own_id, RCM_ID_LEN)) {
+        return RCM_WRONG_DST;
+    }
+    if (0 != memcmp(pd + RCM_REP_NONCE_OFF, nonce, OPENIB_AUTH_NONCE_LEN)) {
+        return RCM_REPLAY;
+    }
+    if (!verify(own_token, pd, RCM_REP_PRIV_MAX, RCM_REP_MAC_OFF, own_id, qpn0)) {
+        return RCM_BAD_MAC;
+    }
+    *body = pd + RCM_REP_HDR_LEN;
+    *body_len = RCM_REP_PRIV_MAX - RCM_REP_HDR_LEN;
+    return RCM_OK;
 }

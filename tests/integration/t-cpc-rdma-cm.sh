@@ -6,7 +6,8 @@
 # handshake lines show crossing connects ended in exactly one handshake per
 # pair: of the 12 endpoints, 6 completed as initiator and 6 as responder.
 # Last, eight shared receive queues and no per-peer one: the initiator's QP
-# data no longer fits one REQ and goes in two.
+# data no longer fits two REQs and goes in three (each chunk carries a nonce
+# and a MAC: cpc_rdma_cm_wire.c). No honest request or reply is refused.
 # timeout: 500
 . "$OPENIB_SRCDIR/tests/integration/lib.sh"
 . "$OPENIB_SRCDIR/tests/integration/openib_lib.sh"
@@ -29,6 +30,9 @@ RUN_VERBOSE=100 run_select eight-srq --mca btl_openib_cpc_include rdma_cm \
 assert_small_pingpong "$RUN_OUT"
 assert_openib_carried "$RUN_OUT" 2 2 rdma_cm
 assert_grep 'with CPC rdma_cm \(8 QPs\)' "$RUN_OUT" "eight QPs per connection"
-assert_grep 'openib: rdma_cm .*: REQ chunk 2/2 sent' "$RUN_OUT" "the second REQ chunk"
-assert_grep 'openib: rdma_cm .*: REQ chunk 2/2 received' "$RUN_OUT" "the second chunk at the responder"
-ok "eight shared receive queues: QP data in two REQs, verified ping-pong"
+assert_grep 'openib: rdma_cm .*: REQ chunk 3/3 sent' "$RUN_OUT" "the last REQ chunk"
+assert_grep 'openib: rdma_cm .*: REQ chunk 3/3 received' "$RUN_OUT" "the last chunk at the responder"
+ok "eight shared receive queues: QP data in three REQs, verified ping-pong"
+n=$(cat "$STORM_LOG" "$RUN_OUT" | grep -Ec 'openib: rdma_cm: refused' || true)
+[ "$n" = 0 ] || fail "$n honest request(s) or reply(ies) refused: $(grep -h 'rdma_cm: refused' "$STORM_LOG" "$RUN_OUT" | head -n 3)"
+ok "no honest request or reply refused"

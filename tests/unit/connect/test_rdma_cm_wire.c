@@ -1,17 +1,26 @@
 /*
  * test_rdma_cm_wire.c - the rdma_cm CPC's private data: every QP count
  * round-trips through REQ chunks of at most 56 bytes and a REP of at most
- * 196, the default three queues and up to five fit one REQ, six to eight
- * take two, and the decoders refuse foreign, truncated and malformed data
+ * 196 (one queue fits one REQ, two to four, the default three among them,
+ * take two, five to eight three), and the decoders refuse foreign, truncated and malformed data
  * (reading only the bytes they were given). The listener thread's
  * REJ(BUSY) fits a REJ, carries its marker version, and a BUSY cut short or
  * of another marker version is told apart (never taken for "busy").
+ * Authentication (issue 15): every REQ chunk and the REP verify under the
+ * receiver's key and nothing else: every changed bit or byte, a wrong key,
+ * another receiver, another QP number, every truncation fail; a forged
+ * handshake interleaved with an honest one leaves the honest assembly
+ * untouched, and a replayed chunk is refused. The modex blob (v3, with the
+ * token) round-trips and an older one is refused as another version.
  */
 #include "opal_config.h"
 #include "opal/constants.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "connect/cpc_rdma_cm.h"
 #include "tests/unit/connect/cpc_test.h"
@@ -41,35 +50,102 @@ static bool same(const struct openib_cpc_qp_info *a, const struct openib_cpc_qp_
            0 == memcmp(a->psn, b->psn, a->num_qps * sizeof(a->psn[0]));
 }
 
-/* Send q as REQ chunks the way the initiator does, reassemble them the way
- * the responder does, decode; returns the number of chunks. */
+static const uint8_t id_b[RCM_ID_LEN] = { 1, 0, 0, 0, 9, 0, 0, 0 };
+static const uint8_t key_a[OPENIB_AUTH_TOKEN_LEN] = "token-of-proc-a";
+static const uint8_t key_b[OPENIB_AUTH_TOKEN_LEN] = "token-of-proc-b";
+static const uint8_t key_x[OPENIB_AUTH_TOKEN_LEN] = "a stranger's!!!";
+static const uint8_t nonce1[OPENIB_AUTH_NONCE_LEN] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+static const uint8_t nonce2[OPENIB_AUTH_NONCE_LEN] = { 8, 7, 6, 5, 4, 3, 2, 1 };
+#define QPN0 0x123456u
+
+/* The chunks of a REQ from a to b, as the initiator sends them: chunk k is
+ * pd[k][0..len[k]). Returns the count. */
+static int req_chunks(const uint8_t *body, size_t blen, const uint8_t *key, const uint8_t *nonce,
+                      uint8_t pd[][RCM_REQ_PRIV_MAX], size_t *len)
+{
+    int n = (int) RCM_CHUNKS(blen), k;
+
+    for (k = 0; k < n; ++k) {
+        len[k] = rcm_req_encode(pd[k], id_a, id_b, key, nonce, QPN0, body, blen, (unsigned) k);
+        CHECK_EQ(len[k], RCM_REQ_PRIV_MAX); /* always the whole area */
+    }
+    CHECK_EQ(rcm_req_encode(pd[0], id_a, id_b, key, nonce, QPN0, body, blen, (unsigned) n), 0);
+    return n;
+}
+
+/* rcm_req_verify on a heap copy of exactly len bytes (ASan sees overreads). */
+static enum rcm_refusal verify_req(const uint8_t *pd, size_t len, uint32_t qpn0,
+                                   const uint8_t *own_id, const uint8_t *key, struct rcm_req *r,
+                                   uint8_t **keep)
+{
+    uint8_t *c = malloc(len ? len : 1);
+    enum rcm_refusal v;
+
+    memcpy(c, pd, len);
+    v = rcm_req_verify(c, len, qpn0, own_id, key, r);
+    if (NULL != keep && RCM_OK == v) {
+        *keep = c; /* r points into it */
+    } else {
+        free(c);
+    }
+    return v;
+}
+
+/* What the responder does with one request chunk, in its order
+ * (cpc_rdma_cm_conn.c, less the membership and address checks, which need
+ * the BTL): verify, freshness, assembly. Returns the verdict; *complete
+ * when the body is in. */
+static enum rcm_refusal responder_take(struct rcm_rx *rx, struct openib_auth_replay *seen,
+                                       const uint8_t *pd, size_t len, bool *complete)
+{
+    struct rcm_req r;
+    uint8_t sender[RCM_ID_LEN + 1], *keep = NULL;
+    enum rcm_refusal v = verify_req(pd, len, QPN0, id_b, key_b, &r, &keep);
+
+    *complete = false;
+    if (RCM_OK != v) {
+        return v;
+    }
+    memcpy(sender, r.src, RCM_ID_LEN);
+    sender[RCM_ID_LEN] = (uint8_t) r.idx;
+    if (!openib_auth_replay_fresh(seen, sender, sizeof(sender), r.nonce)) {
+        free(keep);
+        return RCM_REPLAY;
+    }
+    *complete = rcm_rx_store(rx, &r);
+    free(keep);
+    return RCM_OK;
+}
+
+/* Send q as REQ chunks the way the initiator does, verify and reassemble
+ * them the way the responder does, decode; returns the number of chunks. */
 static int req_round_trip(const struct openib_cpc_qp_info *q, struct openib_cpc_qp_info *out)
 {
-    uint8_t body[RCM_BODY_MAX], rx[RCM_MAX_CHUNKS * RCM_CHUNK_MAX];
-    size_t len = rcm_body_encode(q, body);
-    int n = (int) RCM_CHUNKS(len), k;
+    uint8_t body[RCM_BODY_MAX], pd[RCM_MAX_CHUNKS][RCM_REQ_PRIV_MAX];
+    size_t len = rcm_body_encode(q, body), clen[RCM_MAX_CHUNKS];
+    struct openib_auth_replay *seen = calloc(1, sizeof(*seen));
+    struct rcm_rx rx;
+    bool complete = false;
+    int n, k;
 
     CHECK_EQ(len, RCM_BODY_LEN(q->num_qps));
-    memset(rx, 0, sizeof(rx));
+    n = req_chunks(body, len, key_b, nonce1, pd, clen);
+    memset(&rx, 0, sizeof(rx));
     for (k = 0; k < n; ++k) {
-        size_t off = (size_t) k * RCM_CHUNK_MAX;
-        size_t clen = len - off < RCM_CHUNK_MAX ? len - off : RCM_CHUNK_MAX;
-        uint8_t *pd = malloc(RCM_HDR_LEN + clen); /* exactly what is sent */
         struct rcm_msg m;
 
-        rcm_hdr_encode(pd, RCM_REQ, id_a, (uint8_t) (k << 4 | n));
-        memcpy(pd + RCM_HDR_LEN, body + off, clen);
-        CHECK(RCM_HDR_LEN + clen <= RCM_REQ_PRIV_MAX);
-        CHECK_EQ(rcm_msg_decode(pd, RCM_HDR_LEN + clen, &m), OPAL_SUCCESS);
+        CHECK_EQ(rcm_msg_decode(pd[k], clen[k], &m), OPAL_SUCCESS);
         CHECK_EQ(m.type, RCM_REQ);
         CHECK_EQ(m.arg >> 4, k);
         CHECK_EQ(m.arg & 0x0f, n);
         CHECK(0 == memcmp(m.src, id_a, RCM_ID_LEN));
-        memcpy(rx + off, m.rest, m.rest_len);
-        free(pd);
+        CHECK_EQ(responder_take(&rx, seen, pd[k], clen[k], &complete), RCM_OK);
+        CHECK_EQ(complete, k == n - 1);
     }
+    CHECK(rx.len >= len);
     openib_cpc_qp_info_init(out);
-    CHECK_EQ(rcm_body_decode(rx, (size_t) n * RCM_CHUNK_MAX, q->qpn[0], out), OPAL_SUCCESS);
+    CHECK_EQ(rcm_body_decode(rx.data, rx.len, q->qpn[0], out), OPAL_SUCCESS);
+    free(seen);
     return n;
 }
 
@@ -79,29 +155,257 @@ static void test_round_trips(void)
 
     for (n = 1; n <= OPENIB_CPC_MAX_QPS; ++n) {
         struct openib_cpc_qp_info q, out;
-        uint8_t rep[RCM_HDR_LEN + RCM_BODY_MAX];
-        struct rcm_msg m;
-        size_t len;
+        uint8_t rep[RCM_REP_PRIV_MAX], body[RCM_BODY_MAX];
+        const uint8_t *rb;
+        size_t len, blen, rblen;
         int chunks;
 
         sample(&q, n);
         chunks = req_round_trip(&q, &out);
         CHECK(same(&q, &out));
-        CHECK_EQ(chunks, n <= 5 ? 1 : 2);
+        CHECK_EQ(chunks, n == 1 ? 1 : n <= 4 ? 2 : 3);
 
-        /* REP: one piece, whatever the count */
-        rcm_hdr_encode(rep, RCM_REP, id_a, 0);
-        len = rcm_body_encode(&q, rep + RCM_HDR_LEN);
-        CHECK(RCM_HDR_LEN + len <= RCM_REP_PRIV_MAX);
-        CHECK_EQ(rcm_msg_decode(rep, RCM_HDR_LEN + len, &m), OPAL_SUCCESS);
-        CHECK_EQ(m.type, RCM_REP);
+        /* REP: one piece, whatever the count, keyed with a's token */
+        blen = rcm_body_encode(&q, body);
+        len = rcm_rep_encode(rep, id_b, id_a, key_a, nonce1, QPN0, body, blen);
+        CHECK_EQ(len, RCM_REP_PRIV_MAX); /* always the whole area */
+        CHECK_EQ(rcm_rep_verify(rep, len, QPN0, id_a, key_a, id_b, nonce1, &rb, &rblen), RCM_OK);
         openib_cpc_qp_info_init(&out);
-        CHECK_EQ(rcm_body_decode(m.rest, m.rest_len, q.qpn[0], &out), OPAL_SUCCESS);
+        CHECK_EQ(rcm_body_decode(rb, rblen, q.qpn[0], &out), OPAL_SUCCESS);
         CHECK(same(&q, &out));
     }
-    /* the default receive queues: one REQ with room to spare */
-    CHECK(RCM_HDR_LEN + RCM_BODY_LEN(3) <= RCM_REQ_PRIV_MAX);
+    /* the default receive queues: two chunks */
     CHECK_EQ(RCM_BODY_LEN(3), 32);
+    CHECK_EQ(RCM_CHUNKS(RCM_BODY_LEN(3)), 2);
+    CHECK(RCM_MAX_CHUNKS <= 15); /* the count is 4 bits */
+}
+
+/* Every byte of every chunk, changed, fails; so do a wrong key, another
+ * receiver, another QP number, every truncation and an extra byte. */
+static void test_req_auth(void)
+{
+    struct openib_cpc_qp_info q;
+    uint8_t body[RCM_BODY_MAX], pd[RCM_MAX_CHUNKS][RCM_REQ_PRIV_MAX];
+    size_t blen, clen[RCM_MAX_CHUNKS], i, cut;
+    struct rcm_req r;
+    int n, k, bad = 0;
+
+    sample(&q, 8);
+    blen = rcm_body_encode(&q, body);
+    n = req_chunks(body, blen, key_b, nonce1, pd, clen);
+    CHECK_EQ(n, 3);
+    for (k = 0; k < n; ++k) {
+        CHECK_EQ(verify_req(pd[k], clen[k], QPN0, id_b, key_b, &r, NULL), RCM_OK);
+        for (i = 0; i < clen[k]; ++i) {
+            uint8_t x;
+            for (x = 1; x != 0; x = (uint8_t) (x << 1)) { /* every bit */
+                pd[k][i] ^= x;
+                bad += RCM_OK == verify_req(pd[k], clen[k], QPN0, id_b, key_b, &r, NULL);
+                pd[k][i] ^= x;
+            }
+            pd[k][i] ^= 0xff;
+            bad += RCM_OK == verify_req(pd[k], clen[k], QPN0, id_b, key_b, &r, NULL);
+            pd[k][i] ^= 0xff;
+        }
+        CHECK_EQ(verify_req(pd[k], clen[k], QPN0, id_b, key_x, &r, NULL), RCM_BAD_MAC);
+        CHECK_EQ(verify_req(pd[k], clen[k], QPN0, id_b, key_a, &r, NULL), RCM_BAD_MAC);
+        CHECK_EQ(verify_req(pd[k], clen[k], QPN0, id_a, key_b, &r, NULL), RCM_BAD_MAC);
+        CHECK_EQ(verify_req(pd[k], clen[k], QPN0 ^ 1, id_b, key_b, &r, NULL), RCM_BAD_MAC);
+        CHECK_EQ(verify_req(pd[k], clen[k], QPN0, id_b, NULL, &r, NULL), RCM_BAD_MAC);
+        for (cut = 0; cut < clen[k]; ++cut) {
+            bad += RCM_OK == verify_req(pd[k], cut, QPN0, id_b, key_b, &r, NULL);
+        }
+        CHECK_EQ(verify_req(pd[k], RCM_HDR_LEN, QPN0, id_b, key_b, &r, NULL), RCM_MALFORMED);
+    }
+    CHECK_EQ(bad, 0);
+    CHECK_EQ(verify_req(pd[0], clen[0], QPN0, id_b, key_b, &r, NULL), RCM_OK); /* restored */
+    CHECK_EQ(rcm_req_verify(NULL, 0, QPN0, id_b, key_b, &r), RCM_MALFORMED);
+    /* a chunk cut short is malformed before any MAC is computed */
+    CHECK_EQ(verify_req(pd[2], clen[2] - 1, QPN0, id_b, key_b, &r, NULL), RCM_MALFORMED);
+    /* the last chunk's padding is covered too */
+    pd[2][RCM_REQ_PRIV_MAX - 1] ^= 1;
+    CHECK_EQ(verify_req(pd[2], clen[2], QPN0, id_b, key_b, &r, NULL), RCM_BAD_MAC);
+    pd[2][RCM_REQ_PRIV_MAX - 1] ^= 1;
+    /* bytes past the area (a transport that delivers more) are not looked at */
+    {
+        uint8_t longer[RCM_REQ_PRIV_MAX + 8];
+        memcpy(longer, pd[1], RCM_REQ_PRIV_MAX);
+        memset(longer + RCM_REQ_PRIV_MAX, 0xee, 8);
+        CHECK_EQ(verify_req(longer, sizeof(longer), QPN0, id_b, key_b, &r, NULL), RCM_OK);
+    }
+    /* a REP is no REQ */
+    {
+        uint8_t rep[RCM_REP_PRIV_MAX];
+        CHECK_EQ(rcm_rep_encode(rep, id_a, id_b, key_b, nonce1, QPN0, body, 10),
+                 RCM_REP_PRIV_MAX);
+        CHECK_EQ(verify_req(rep, sizeof(rep), QPN0, id_b, key_b, &r, NULL), RCM_MALFORMED);
+    }
+}
+
+static void test_rep_auth(void)
+{
+    struct openib_cpc_qp_info q;
+    uint8_t body[RCM_BODY_MAX], rep[RCM_REP_PRIV_MAX], *c;
+    const uint8_t *rb;
+    size_t blen, len, i, rblen;
+    int bad = 0;
+
+    sample(&q, 3);
+    blen = rcm_body_encode(&q, body);
+    len = rcm_rep_encode(rep, id_b, id_a, key_a, nonce1, QPN0, body, blen);
+    c = malloc(len);
+    memcpy(c, rep, len);
+    CHECK_EQ(rcm_rep_verify(c, len, QPN0, id_a, key_a, id_b, nonce1, &rb, &rblen), RCM_OK);
+    for (i = 0; i < len; ++i) {
+        c[i] ^= 0x5a;
+        bad += RCM_OK == rcm_rep_verify(c, len, QPN0, id_a, key_a, id_b, nonce1, &rb, &rblen);
+        c[i] ^= 0x5a;
+    }
+    for (i = 0; i < len; ++i) {
+        bad += RCM_OK == rcm_rep_verify(c, i, QPN0, id_a, key_a, id_b, nonce1, &rb, &rblen);
+    }
+    CHECK_EQ(bad, 0);
+    CHECK_EQ(rcm_rep_verify(c, len, QPN0, id_a, key_b, id_b, nonce1, &rb, &rblen), RCM_BAD_MAC);
+    CHECK_EQ(rcm_rep_verify(c, len, QPN0 + 1, id_a, key_a, id_b, nonce1, &rb, &rblen),
+             RCM_BAD_MAC);
+    /* the answer to another request: refused, whatever its MAC */
+    CHECK_EQ(rcm_rep_verify(c, len, QPN0, id_a, key_a, id_b, nonce2, &rb, &rblen), RCM_REPLAY);
+    CHECK_EQ(rcm_rep_verify(c, len, QPN0, id_b, key_a, id_b, nonce1, &rb, &rblen),
+             RCM_WRONG_DST);
+    CHECK_EQ(rcm_rep_verify(c, len, QPN0, id_a, key_a, id_a, nonce1, &rb, &rblen),
+             RCM_WRONG_SRC);
+    free(c);
+    /* a REQ is no REP (with the rest of the area zeros) */
+    memset(rep, 0, sizeof(rep));
+    len = rcm_req_encode(rep, id_b, id_a, key_a, nonce1, QPN0, body, 10, 0);
+    CHECK_EQ(rcm_rep_verify(rep, sizeof(rep), QPN0, id_a, key_a, id_b, nonce1, &rb, &rblen),
+             RCM_MALFORMED);
+    CHECK_EQ(rcm_rep_encode(rep, id_b, id_a, key_a, nonce1, QPN0, body,
+                            RCM_REP_PRIV_MAX - RCM_REP_HDR_LEN + 1), 0);
+}
+
+static bool same_rx(const struct rcm_rx *a, const struct rcm_rx *b)
+{
+    return 0 == memcmp(a->nonce, b->nonce, sizeof(a->nonce)) && a->count == b->count &&
+           a->mask == b->mask && a->len == b->len && 0 == memcmp(a->data, b->data, sizeof(a->data));
+}
+
+/* An honest handshake under way, and chunks of a forged one (a stranger's
+ * key; a job member's name; the honest nonce copied) and replays of the
+ * honest chunks in between: only the honest body is assembled. */
+static void test_interleaved(void)
+{
+    struct openib_cpc_qp_info q, f, out;
+    uint8_t hb[RCM_BODY_MAX], fb[RCM_BODY_MAX];
+    uint8_t hp[RCM_MAX_CHUNKS][RCM_REQ_PRIV_MAX], fp[RCM_MAX_CHUNKS][RCM_REQ_PRIV_MAX];
+    uint8_t sp[RCM_MAX_CHUNKS][RCM_REQ_PRIV_MAX];
+    size_t hl[RCM_MAX_CHUNKS], fl[RCM_MAX_CHUNKS], sl[RCM_MAX_CHUNKS], hlen, flen;
+    struct openib_auth_replay *seen = calloc(1, sizeof(*seen));
+    struct rcm_rx rx, before;
+    bool complete;
+    int n, k;
+
+    sample(&q, 8);
+    sample(&f, 8);
+    f.mailbox_rkey = 0xbadbad;
+    f.qpn[3] = 0x666666;
+    hlen = rcm_body_encode(&q, hb);
+    flen = rcm_body_encode(&f, fb);
+    n = req_chunks(hb, hlen, key_b, nonce1, hp, hl);
+    CHECK_EQ(req_chunks(fb, flen, key_x, nonce1, fp, fl), n);  /* the honest nonce */
+    CHECK_EQ(req_chunks(fb, flen, key_x, nonce2, sp, sl), n);  /* its own nonce */
+    memset(&rx, 0, sizeof(rx));
+    for (k = 0; k < n; ++k) {
+        int j;
+        CHECK_EQ(responder_take(&rx, seen, hp[k], hl[k], &complete), RCM_OK);
+        CHECK_EQ(complete, k == n - 1);
+        for (j = 0; j < n && k < n - 1; ++j) {
+            before = rx;
+            CHECK_EQ(responder_take(&rx, seen, fp[j], fl[j], &complete), RCM_BAD_MAC);
+            CHECK_EQ(responder_take(&rx, seen, sp[j], sl[j], &complete), RCM_BAD_MAC);
+            CHECK(same_rx(&rx, &before)); /* untouched */
+        }
+        if (k < n - 1) {
+            before = rx;
+            CHECK_EQ(responder_take(&rx, seen, hp[k], hl[k], &complete), RCM_REPLAY);
+            CHECK(same_rx(&rx, &before));
+        }
+    }
+    openib_cpc_qp_info_init(&out);
+    CHECK(rx.len >= hlen);
+    CHECK_EQ(rcm_body_decode(rx.data, rx.len, q.qpn[0], &out), OPAL_SUCCESS);
+    CHECK(same(&q, &out));
+    /* the whole handshake again, as captured: every chunk refused */
+    for (k = 0; k < n; ++k) {
+        CHECK_EQ(responder_take(&rx, seen, hp[k], hl[k], &complete), RCM_REPLAY);
+    }
+    /* the peer starting over (a new nonce) restarts the assembly */
+    n = req_chunks(hb, hlen, key_b, nonce2, hp, hl);
+    CHECK_EQ(responder_take(&rx, seen, hp[0], hl[0], &complete), RCM_OK);
+    CHECK_EQ(rx.mask, 1);
+    CHECK(0 == memcmp(rx.nonce, nonce2, sizeof(nonce2)));
+    free(seen);
+}
+
+static void test_blob(void)
+{
+    uint8_t b[RCM_BLOB_LEN], *c;
+    struct rcm_blob out;
+    uint32_t ip = htonl(0x0a000205);
+    size_t cut;
+
+    rcm_blob_encode(b, 4791, ip, key_a);
+    CHECK_EQ(b[0], RCM_BLOB_VERSION);
+    CHECK_EQ(rcm_blob_decode(b, sizeof(b), &out), OPAL_SUCCESS);
+    CHECK_EQ(out.port, 4791);
+    CHECK_EQ(out.ip, ip);
+    CHECK(0 == memcmp(out.token, key_a, OPENIB_AUTH_TOKEN_LEN));
+    for (cut = 0; cut < sizeof(b); ++cut) {
+        c = malloc(cut ? cut : 1);
+        memcpy(c, b, cut);
+        CHECK(OPAL_SUCCESS != rcm_blob_decode(c, cut, &out));
+        free(c);
+    }
+    /* an older peer (version 2, no token): refused as another version */
+    b[0] = 2;
+    CHECK_EQ(rcm_blob_decode(b, 8, &out), OPAL_ERR_NOT_SUPPORTED);
+    rcm_blob_encode(b, 0, ip, key_a);
+    CHECK_EQ(rcm_blob_decode(b, sizeof(b), &out), OPAL_ERR_BAD_PARAM);
+    CHECK_EQ(rcm_blob_decode(NULL, 0, &out), OPAL_ERR_BAD_PARAM);
+}
+
+static void test_addr(void)
+{
+    struct sockaddr_in sin = { .sin_family = AF_INET };
+    struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6 };
+    uint32_t ip = htonl(0x0a000205);
+
+    sin.sin_addr.s_addr = ip;
+    CHECK(rcm_sockaddr_is((struct sockaddr *) &sin, ip));
+    CHECK(!rcm_sockaddr_is((struct sockaddr *) &sin, htonl(0x0a000263)));
+    sin6.sin6_addr.s6_addr[10] = 0xff;
+    sin6.sin6_addr.s6_addr[11] = 0xff;
+    memcpy(&sin6.sin6_addr.s6_addr[12], &ip, 4);
+    CHECK(rcm_sockaddr_is((struct sockaddr *) &sin6, ip));
+    sin6.sin6_addr.s6_addr[0] = 0xfe; /* not IPv4-mapped */
+    CHECK(!rcm_sockaddr_is((struct sockaddr *) &sin6, ip));
+    CHECK(!rcm_sockaddr_is(NULL, ip));
+}
+
+static void test_refusal_names(void)
+{
+    int i, j;
+
+    for (i = 1; i < RCM_REFUSAL_COUNT; ++i) {
+        CHECK(0 != strcmp(rcm_refusal_name((enum rcm_refusal) i), "?"));
+        for (j = 1; j < i; ++j) {
+            CHECK(0 != strcmp(rcm_refusal_name((enum rcm_refusal) i),
+                              rcm_refusal_name((enum rcm_refusal) j)));
+        }
+    }
+    CHECK_STR_HAS(rcm_refusal_name(RCM_BAD_MAC), "bad-mac");
+    CHECK_STR_HAS(rcm_refusal_name(RCM_BAD_SOURCE_ADDR), "bad-source-addr");
+    CHECK_EQ(strcmp(rcm_refusal_name(RCM_REFUSAL_COUNT), "?"), 0);
 }
 
 static void test_refusals(void)
@@ -145,9 +449,9 @@ static void test_refusals(void)
     pd[0] ^= 1;
     CHECK_EQ(rcm_msg_decode(pd, sizeof(pd), &m), OPAL_ERR_BAD_PARAM);
     pd[0] ^= 1;
-    pd[1] = (uint8_t) (2 << 4 | RCM_REJ);
+    pd[1] = (uint8_t) (1 << 4 | RCM_REJ); /* version 1: before authentication */
     CHECK_EQ(rcm_msg_decode(pd, sizeof(pd), &m), OPAL_ERR_BAD_PARAM);
-    pd[1] = (uint8_t) (1 << 4 | 9);
+    pd[1] = (uint8_t) (2 << 4 | 9);
     CHECK_EQ(rcm_msg_decode(pd, sizeof(pd), &m), OPAL_ERR_BAD_PARAM);
     rcm_hdr_encode(pd, RCM_REQ, id_a, 0x00); /* zero chunks */
     CHECK_EQ(rcm_msg_decode(pd, sizeof(pd), &m), OPAL_ERR_BAD_PARAM);
@@ -206,6 +510,12 @@ static void test_busy(void)
 int main(void)
 {
     test_round_trips();
+    test_req_auth();
+    test_rep_auth();
+    test_interleaved();
+    test_blob();
+    test_addr();
+    test_refusal_names();
     test_refusals();
     test_busy();
     return test_report("test_rdma_cm_wire");
