@@ -9,6 +9,13 @@
  * is refused by the responder and fails every waiting endpoint with the
  * reason. Without XRC ops or on a port without XRC, query declines.
  *
+ * Authentication: the responder answers only requests sealed with its
+ * token, meant for it, from its job: a stranger's forged request, a
+ * request for another process and a replayed request each make no target
+ * QP and get no answer (the session is closed), and each is logged at
+ * verbose 1 with "refused", the source address and its reason token. A
+ * member asking for more target QPs than the cap is refused (logged "cap").
+ *
  * A busy peer is not a dead one (btl_openib_connect_xoob_timeout 1 s here):
  *   - busy: the responder is another process that does not progress for
  *     three timeouts (it "computes outside MPI"); its side-channel thread
@@ -34,6 +41,7 @@
 
 #include "opal/runtime/opal.h"
 
+#include "connect/cpc_auth.h"
 #include "connect/cpc_oob.h"
 #include "connect/cpc_xoob.h"
 #include "connect/cpc_xoob_wire.h"
@@ -177,11 +185,37 @@ static void cb_failed(void *btl_ep, int rc, const char *why)
     snprintf(e->why, sizeof(e->why), "%s", why ? why : "");
 }
 
+/* The responder's endpoint for the initiator (the BTL makes it on demand:
+ * endpoint_for_peer); the one this test set up, when the name matches. */
+static struct fake_ep *responder;
+
+static struct openib_cpc_endpoint *cb_for_peer(void *btl, const void *peer_id, size_t len,
+                                               char *why, size_t why_len)
+{
+    (void) btl;
+    if (responder && 8 == len && 0 == memcmp(peer_id, responder->peer_id, 8)) {
+        return &responder->cep;
+    }
+    snprintf(why, why_len, "no such process");
+    return NULL;
+}
+
 static const struct openib_cpc_btl_ops fake_btl_ops = {
     .size = sizeof(struct openib_cpc_btl_ops),
     .connect_complete = cb_complete,
     .connect_failed = cb_failed,
+    .endpoint_for_peer = cb_for_peer,
 };
+
+/* Verbose lines, for the refusals. */
+static char log_buf[16384];
+
+static void log_hook(const char *line)
+{
+    size_t n = strlen(log_buf);
+
+    snprintf(log_buf + n, sizeof(log_buf) - n, "%s\n", line);
+}
 
 static void port_for(struct openib_cpc_port *p, struct fake_btl *b, uint8_t gid_last)
 {
@@ -227,6 +261,20 @@ static void ep_for(struct fake_ep *e, const struct openib_cpc_module *peer_mod,
     e->cep.peer_port = &e->peer_port;
 }
 
+/* Module rm's endpoint towards the initiator (ini_mod's process, vpid
+ * byte 1), as process `vpid`: the responder learns its name from it and
+ * finds the initiator's token and addresses in it. */
+static void responder_for(struct fake_ep *r, struct openib_cpc_module *rm,
+                          const struct openib_cpc_module *ini_mod,
+                          const struct openib_cpc_port *ini_port, uint8_t vpid)
+{
+    ep_for(r, ini_mod, ini_port, 1, 1);
+    r->local_id[7] = vpid;
+    r->peer_id[7] = 1;
+    CHECK_EQ(rm->endpoint_init(rm, &r->cep), OPAL_SUCCESS);
+    responder = r;
+}
+
 /* Progress until cond holds or 10 s pass. */
 #define PROGRESS_UNTIL(cond)                                                   \
     do {                                                                       \
@@ -262,7 +310,7 @@ static void shared_send_qp(void)
     struct fake_btl bb = { .srqn = { 21, 22 }, .nsrq = 2, .layout = 0x77 };
     struct openib_cpc_port pa, pb;
     struct openib_cpc_module *ma = NULL, *mb = NULL;
-    struct fake_ep e[4];
+    struct fake_ep e[4], r;
     char why[160] = "";
     int i;
 
@@ -284,6 +332,7 @@ static void shared_send_qp(void)
         CHECK_EQ(b.srqn[0], 21);
         CHECK_EQ(b.srqn[1], 22);
     }
+    responder_for(&r, mb, ma, &pa, 10); /* the driver's peer answers */
     /* A's endpoints to three processes of B's node, then a late fourth */
     for (i = 0; i < 4; ++i) {
         ep_for(&e[i], mb, &pb, 1000u * (uint32_t) (i + 1), (uint8_t) (10 + i));
@@ -319,6 +368,8 @@ static void shared_send_qp(void)
         CHECK_EQ(e[i].detached, 1);
         CHECK_EQ(ba.qp_destroyed, i == 3 ? 1 : 0);
     }
+    mb->endpoint_finalize(mb, &r.cep);
+    responder = NULL;
     ma->finalize(ma);
     mb->finalize(mb);
 }
@@ -329,7 +380,7 @@ static void layout_mismatch(void)
     struct fake_btl bb = { .srqn = { 21, 22 }, .nsrq = 2, .layout = 0x78 };
     struct openib_cpc_port pa, pb;
     struct openib_cpc_module *ma = NULL, *mb = NULL;
-    struct fake_ep e[2];
+    struct fake_ep e[2], r;
     char why[160] = "";
     int i;
 
@@ -342,6 +393,7 @@ static void layout_mismatch(void)
         test_failures++;
         return;
     }
+    responder_for(&r, mb, ma, &pa, 20);
     for (i = 0; i < 2; ++i) {
         ep_for(&e[i], mb, &pb, 100, (uint8_t) (20 + i));
         CHECK_EQ(ma->endpoint_init(ma, &e[i].cep), OPAL_SUCCESS);
@@ -362,6 +414,8 @@ static void layout_mismatch(void)
         ma->endpoint_finalize(ma, &e[i].cep);
     }
     CHECK_EQ(ba.qp_destroyed, 1); /* the QP made for the failed attempt too */
+    mb->endpoint_finalize(mb, &r.cep);
+    responder = NULL;
     ma->finalize(ma);
     mb->finalize(mb);
 }
@@ -390,9 +444,11 @@ static void progress_for(long ms)
  * finish. Exits 0 if it made exactly one target QP. */
 static void busy_child(int blob_fd, int go_fd)
 {
+    struct fake_btl ba = { .nsrq = 2 };
     struct fake_btl bb = { .srqn = { 31, 32 }, .nsrq = 2, .layout = 0x77 };
-    struct openib_cpc_port pb;
-    struct openib_cpc_module *mb = NULL;
+    struct openib_cpc_port pa, pb;
+    struct openib_cpc_module *mb = NULL, ini;
+    struct fake_ep r;
     char why[160] = "", c;
     time_t end;
 
@@ -401,9 +457,17 @@ static void busy_child(int blob_fd, int go_fd)
     if (OPAL_SUCCESS != openib_cpc_xoob_component.query(&pb, 60, &mb, why, sizeof(why))) {
         _exit(2);
     }
+    /* the blobs go both ways, as through the modex */
+    openib_cpc_module_init(&ini);
+    port_for(&pa, &ba, 5);
     if (write(blob_fd, &mb->blob_len, 1) != 1 ||
         write(blob_fd, mb->blob, mb->blob_len) != (ssize_t) mb->blob_len ||
-        read(go_fd, &c, 1) != 1) { /* busy: not in MPI, no progress */
+        read(go_fd, &ini.blob_len, 1) != 1 ||
+        read(go_fd, ini.blob, ini.blob_len) != (ssize_t) ini.blob_len) {
+        _exit(3);
+    }
+    responder_for(&r, mb, &ini, &pa, 30);
+    if (read(go_fd, &c, 1) != 1) { /* busy: not in MPI, no progress */
         _exit(3);
     }
     end = time(NULL) + 10;
@@ -450,6 +514,8 @@ static void busy_responder(void)
         waitpid(pid, NULL, 0);
         return;
     }
+    CHECK(1 == write(go[1], &ma->blob_len, 1) &&
+          (ssize_t) ma->blob_len == write(go[1], ma->blob, ma->blob_len));
     ep_for(&e, &peer, &pb, 700, 30);
     CHECK_EQ(ma->endpoint_init(ma, &e.cep), OPAL_SUCCESS);
     CHECK_EQ(ma->start_connect(ma, &e.cep), OPAL_SUCCESS);
