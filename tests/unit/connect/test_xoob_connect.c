@@ -420,6 +420,170 @@ static void layout_mismatch(void)
     mb->finalize(mb);
 }
 
+/* ---- a hostile client on the responder's side channel ---- */
+
+static int raw_connect(uint32_t addr, uint16_t port)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = addr,
+                              .sin_port = htons(port) };
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    if (fd >= 0 && 0 != connect(fd, (struct sockaddr *) &sa, sizeof(sa))) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* Send one frame on a new session and progress until the responder
+ * answers or closes: 1 and the answer in ans, 0 when closed unanswered,
+ * -1 on neither within 10 s. */
+static int exchange(uint32_t addr, uint16_t port, const uint8_t *frame, uint8_t *ans)
+{
+    time_t end = time(NULL) + 10;
+    size_t got = 0;
+    int fd = raw_connect(addr, port), res = -1;
+
+    if (fd < 0 || OOB_MSG_SIZE != write(fd, frame, OOB_MSG_SIZE)) {
+        if (fd >= 0) {
+            close(fd);
+        }
+        return -1;
+    }
+    while (time(NULL) < end) {
+        ssize_t n;
+
+        openib_cpc_oob_progress();
+        n = recv(fd, ans + got, OOB_MSG_SIZE - got, MSG_DONTWAIT);
+        if (n > 0) {
+            got += (size_t) n;
+            if (OOB_MSG_SIZE == got) {
+                res = 1;
+                break;
+            }
+        } else if (0 == n) {
+            res = 0;
+            break;
+        }
+    }
+    close(fd);
+    return res;
+}
+
+/* A REQ from vpid byte 1 to vpid byte `to`, sealed with key. */
+static void forge(uint8_t *buf, uint8_t to, uint32_t send_qpn, uint32_t layout,
+                  const uint8_t *key, uint8_t *nonce)
+{
+    struct xoob_msg m = { .type = XOOB_REQ, .qpn = send_qpn, .psn = 7, .mtu = 1024,
+                          .rq_layout = layout };
+
+    m.src[7] = 1;
+    m.dst[7] = to;
+    CHECK_EQ(openib_auth_nonce(m.nonce), OPAL_SUCCESS);
+    if (nonce) {
+        memcpy(nonce, m.nonce, OPENIB_AUTH_NONCE_LEN);
+    }
+    CHECK_EQ(xoob_msg_encode(&m, buf, OOB_MSG_SIZE, key), OPAL_SUCCESS);
+}
+
+static void strangers(void)
+{
+    struct fake_btl ba = { .srqn = { 11, 12 }, .nsrq = 2, .layout = 0x77 };
+    struct fake_btl bb = { .srqn = { 21, 22 }, .nsrq = 2, .layout = 0x77 };
+    const uint8_t *token = openib_auth_local_token(); /* one process: every token */
+    struct openib_cpc_port pa, pb;
+    struct openib_cpc_module *ma = NULL, *mb = NULL;
+    uint8_t req[OOB_MSG_SIZE], ans[OOB_MSG_SIZE], nonce[OPENIB_AUTH_NONCE_LEN];
+    uint8_t wrong_key[OPENIB_AUTH_TOKEN_LEN];
+    uint8_t self[XOOB_ID_LEN] = { 0 }, ini[XOOB_ID_LEN] = { 0 };
+    struct xoob_msg out;
+    struct xoob_blob b;
+    struct fake_ep r;
+    char why[160] = "", expect[160];
+    uint32_t q;
+
+    openib_cpc_xoob_set_btl_ops(&fake_ops);
+    port_for(&pa, &ba, 11);
+    port_for(&pb, &bb, 12);
+    CHECK_EQ(openib_cpc_xoob_component.query(&pa, 60, &ma, why, sizeof(why)), OPAL_SUCCESS);
+    CHECK_EQ(openib_cpc_xoob_component.query(&pb, 60, &mb, why, sizeof(why)), OPAL_SUCCESS);
+    if (NULL == ma || NULL == mb || NULL == token) {
+        test_failures++;
+        return;
+    }
+    CHECK_EQ(xoob_blob_decode(mb->blob, mb->blob_len, &b), OPAL_SUCCESS);
+    responder_for(&r, mb, ma, &pa, 10);
+    self[7] = 10;
+    ini[7] = 1;
+    log_buf[0] = 0;
+    openib_connect_set_log_hook(log_hook);
+    openib_connect_set_verbose(-1, 1);
+
+    /* garbage, a wrong key, another process's request: no answer, nothing made */
+    memset(req, 0x5a, sizeof(req));
+    CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 0);
+    memcpy(wrong_key, token, sizeof(wrong_key));
+    wrong_key[0] ^= 1;
+    forge(req, 10, 0x900, 0x77, wrong_key, NULL);
+    CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 0);
+    forge(req, 11, 0x900, 0x77, token, NULL);
+    CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 0);
+    CHECK_EQ(bb.tgt_made, 0);
+    /* a member's request: answered, sealed with its token, echoing */
+    forge(req, 10, 0x900, 0x77, token, nonce);
+    CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 1);
+    CHECK_EQ(xoob_check_answer(ans, sizeof(ans), ini, self, token, nonce, &out), OOB_OK);
+    CHECK_EQ(out.type, XOOB_REP);
+    CHECK_EQ(bb.tgt_made, 1);
+    /* the same bytes again: a replay, no answer, nothing made */
+    CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 0);
+    CHECK_EQ(bb.tgt_made, 1);
+    /* the cap: a few send QPs per process, then REJ */
+    for (q = 1; q < 4; ++q) {
+        forge(req, 10, 0x900 + q, 0x77, token, nonce);
+        CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 1);
+        CHECK_EQ(xoob_check_answer(ans, sizeof(ans), ini, self, token, nonce, &out), OOB_OK);
+        CHECK_EQ(out.type, XOOB_REP);
+    }
+    CHECK_EQ(bb.tgt_made, 4);
+    forge(req, 10, 0x9ff, 0x77, token, nonce);
+    CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 1);
+    CHECK_EQ(xoob_check_answer(ans, sizeof(ans), ini, self, token, nonce, &out), OOB_OK);
+    CHECK_EQ(out.type, XOOB_REJ);
+    CHECK_EQ(bb.tgt_made, 4);
+    /* a repeated request for a send QP it has: the same target QP, no new one */
+    forge(req, 10, 0x901, 0x77, token, nonce);
+    CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 1);
+    CHECK_EQ(xoob_check_answer(ans, sizeof(ans), ini, self, token, nonce, &out), OOB_OK);
+    CHECK_EQ(out.type, XOOB_REP);
+    /* a member's wrong queue layout: REJ with the parameter named, nothing made */
+    forge(req, 10, 0x901, 0x78, token, nonce);
+    CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 1);
+    CHECK_EQ(xoob_check_answer(ans, sizeof(ans), ini, self, token, nonce, &out), OOB_OK);
+    CHECK_EQ(out.type, XOOB_REJ);
+    CHECK_STR_HAS(out.why, "btl_openib_receive_queues");
+
+    /* each refusal in the log: "refused", the source address, the reason */
+    {
+        char addr[INET_ADDRSTRLEN];
+        const char *reasons[] = { "malformed", "bad-mac", "wrong-dst", "replay", "cap" };
+        size_t i;
+
+        inet_ntop(AF_INET, &b.addrs[0], addr, sizeof(addr));
+        for (i = 0; i < sizeof(reasons) / sizeof(reasons[0]); ++i) {
+            snprintf(expect, sizeof(expect), "openib: xoob: refused %s from %s: %s",
+                     i ? "request" : "frame", addr, reasons[i]);
+            CHECK_STR_HAS(log_buf, expect);
+        }
+    }
+    openib_connect_set_log_hook(NULL);
+    openib_connect_set_verbose(-1, 0);
+    mb->endpoint_finalize(mb, &r.cep);
+    responder = NULL;
+    ma->finalize(ma);
+    mb->finalize(mb);
+}
+
 static void pause_ms(long ms)
 {
     struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
@@ -627,6 +791,7 @@ int main(int argc, char **argv)
     declines();
     shared_send_qp();
     layout_mismatch();
+    strangers();
     /* the liveness cases with a 1 s silence bound, set the way a user does */
     setenv("OMPI_MCA_btl_openib_connect_xoob_timeout", "1", 1);
     if (OPAL_SUCCESS != opal_init_util(&argc, &argv)) {
