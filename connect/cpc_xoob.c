@@ -85,12 +85,13 @@ struct xoob_tgt {
     uint32_t qpn;
 };
 
-/* Caps on target QPs, per listening port. A process sends to this node on
- * one send QP per port of its own that reaches us, so a few per process
- * cover multi-rail senders; more is a member misbehaving. The total is
- * bounded by the job: one sender's share for each of its processes, plus
- * headroom for processes of jobs connected later (MPI_Comm_spawn), whose
- * names the job size does not cover. Unknown job size: a fixed bound. */
+/* Caps on target QPs, per listening port, so that no member can make this
+ * process create QPs without bound. A process sends to this node on one
+ * send QP per port of its own that reaches us, so a few per process cover
+ * multi-rail senders; more is a member misbehaving. The total is that share
+ * for every process of the job, plus headroom for processes of jobs
+ * connected later (MPI_Comm_spawn), whose names the job size does not
+ * cover. Unknown job size: a fixed bound. */
 #define XOOB_TGT_PER_PROCESS 4
 #define XOOB_TGT_SPAWN_HEADROOM 256
 #define XOOB_TGT_UNKNOWN_JOB 4096
