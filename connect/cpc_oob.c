@@ -30,6 +30,17 @@
  * yet) are retried with a back-off up to btl_openib_connect_oob_retries
  * times.
  *
+ * Authentication (cpc_auth.h; layouts in cpc_oob_wire.c): the blob carries
+ * the process token; REQ and RTU are sealed with the responder's token, REP
+ * and REJ with the initiator's, each echoing the nonce it answers. A
+ * responder checks a frame on an accepted session in a fixed order: layout,
+ * dst is us, src is of the job, MAC, freshness (oob_check_incoming), then
+ * the session's source address among the sender's published ones; only
+ * then is the session trusted (oob_chan_trust) and anything touched. A
+ * refused frame gets no answer (its session is closed) and changes nothing;
+ * it is logged at verbose 1 with its reason token. The initiator checks
+ * answers the same way (oob_check_answer) before it uses them.
+ *
  * Default priority 50: above rdma_cm (40) so that oob is the default today,
  * below xoob (60) so that XRC wins where a port offers it. Overridable with
  * btl_openib_connect_oob_priority.
@@ -44,7 +55,9 @@
 
 #include "opal/constants.h"
 #include "opal/mca/base/mca_base_var.h"
+#include "opal/mca/pmix/pmix.h"
 
+#include "connect/cpc_auth.h"
 #include "connect/cpc_oob.h"
 #include "connect/cpc_oob_channel.h"
 #include "connect/cpc_oob_wire.h"
@@ -70,9 +83,14 @@ struct oob_module {
     int listen_id;
     const struct openib_cpc_btl_ops *btl_ops; /* learned at endpoint_init */
     void *btl;
+    uint8_t self[OOB_ID_LEN];        /* our process name, learned there too */
+    bool have_self;
 };
 
+#define OOB_EP_MAGIC 0x6f6f6265u /* tells our cpc_private from another CPC's */
+
 struct oob_ep {
+    uint32_t magic;       /* first: OOB_EP_MAGIC */
     enum oob_state st;
     struct openib_cpc_endpoint *cep;
     struct oob_module *mod;
@@ -86,6 +104,9 @@ struct oob_ep {
     bool busy_logged;     /* "alive but not taken yet" said once */
     char last_why[96];    /* the last failed attempt, for the final reason */
     int active_index;
+    uint8_t peer_token[OPENIB_AUTH_TOKEN_LEN]; /* from the peer's blob: keys what we send */
+    uint8_t asked[OPENIB_AUTH_NONCE_LEN];      /* initiator: our REQ's nonce */
+    uint8_t answered[OPENIB_AUTH_NONCE_LEN];   /* responder: our REP's nonce */
 };
 
 static int oob_timeout_s = 30;
@@ -94,16 +115,99 @@ static int oob_retries = 50;
 /* endpoints with a handshake in progress (for timers) */
 static struct openib_cpc_active active = OPENIB_CPC_ACTIVE_INIT(struct oob_ep, active_index);
 
+/* ---- what oob and xoob share to judge side-channel frames ---- */
+
+static struct openib_auth_replay replay;
+static unsigned refusals[OOB_REFUSAL_MAX];
+
+uint32_t openib_cpc_oob_job_size(const uint8_t *self)
+{
+    static bool asked;
+    static uint32_t size;
+
+    if (!asked && NULL != self && NULL != opal_pmix.get) {
+        opal_process_name_t job;
+        uint32_t *u32 = &size;
+        int rc;
+
+        asked = true;
+        memcpy(&job, self, sizeof(job));
+        job.vpid = OPAL_VPID_WILDCARD;
+        OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, OPAL_PMIX_JOB_SIZE, &job, &u32, OPAL_UINT32);
+        if (OPAL_SUCCESS != rc) {
+            size = 0; /* unknown: the MAC alone tells members */
+        }
+    }
+    return size;
+}
+
+struct openib_auth_replay *openib_cpc_oob_replay(void)
+{
+    return &replay;
+}
+
+const char *openib_cpc_oob_addr(uint32_t addr, char *buf, size_t len)
+{
+    if (NULL == inet_ntop(AF_INET, &addr, buf, (socklen_t) len)) {
+        snprintf(buf, len, "?");
+    }
+    return buf;
+}
+
+void openib_cpc_oob_refused(const char *cpc, const char *what, const char *from, int reason,
+                            const char *detail)
+{
+    unsigned n;
+
+    if (reason <= OOB_OK || reason >= OOB_REFUSAL_MAX) {
+        reason = OOB_MALFORMED;
+    }
+    n = ++refusals[reason];
+    /* a flood must not fill the log: the first few, then a sample */
+    if (n <= 10 || 0 == n % 100) {
+        openib_cpc_log(1, "openib: %s: refused %s from %s: %s (%s)%s", cpc, what, from,
+                       oob_refusal_name((enum oob_refusal) reason), detail ? detail : "",
+                       n > 10 ? " [sampled: 1 line per 100]" : "");
+    }
+}
+
 /* ---- handshake ---- */
 
 #define OOB_LOG(e, fmt, ...) \
     openib_cpc_log(100, "openib: oob %s: " fmt, (e)->cep->peer_desc, ##__VA_ARGS__)
 
-static void encode(uint8_t *m, enum oob_type type, uint16_t reason, const void *src,
-                   const void *dst, const struct openib_cpc_qp_info *q)
+/* A frame from e's local process to its peer, sealed with the peer's
+ * token, with a fresh nonce (into nonce_out when non-NULL) answering
+ * `echo` (NULL: none). Fails only when no random source answers. */
+static int encode(uint8_t *buf, struct oob_ep *e, enum oob_type type, uint16_t reason,
+                  const struct openib_cpc_qp_info *q, const uint8_t *echo, uint8_t *nonce_out)
 {
-    /* cannot fail: the frame is big enough and q comes from the BTL */
-    (void) oob_msg_encode(m, OOB_MSG_SIZE, type, reason, src, dst, q);
+    struct oob_msg m = { .type = type, .reason = reason };
+
+    memcpy(m.src, e->cep->local_id, OOB_ID_LEN);
+    memcpy(m.dst, e->cep->peer_id, OOB_ID_LEN);
+    if (q) {
+        m.q = *q;
+    }
+    if (echo) {
+        memcpy(m.echo, echo, OPENIB_AUTH_NONCE_LEN);
+    }
+    if (OPAL_SUCCESS != openib_auth_nonce(m.nonce)) {
+        return OPAL_ERROR;
+    }
+    if (nonce_out) {
+        memcpy(nonce_out, m.nonce, OPENIB_AUTH_NONCE_LEN);
+    }
+    return oob_msg_encode(buf, OOB_MSG_SIZE, &m, e->peer_token);
+}
+
+/* The peer's side-channel addresses and token from its blob. */
+static int peer_blob(struct oob_ep *e, uint32_t *addrs, int *naddr, uint16_t *port, int *version)
+{
+    const struct openib_cpc_endpoint *c = e->cep;
+
+    return oob_blob_decode(c->peer_blob, c->peer_blob_len, addrs, naddr, port, e->peer_token,
+                           version);
 }
 
 static long timeout_ms(void)
@@ -170,7 +274,7 @@ static int send_req(struct oob_ep *e)
     uint16_t port;
     int naddr, rc, version = 0;
 
-    rc = oob_blob_decode(c->peer_blob, c->peer_blob_len, addrs, &naddr, &port, &version);
+    rc = peer_blob(e, addrs, &naddr, &port, &version);
     if (OPAL_ERR_NOT_SUPPORTED == rc) {
         char why[128];
         snprintf(why, sizeof(why), "the peer runs another openib-ng version (oob modex "
@@ -187,7 +291,10 @@ static int send_req(struct oob_ep *e)
         fail(e, rc, "creating the queue pairs failed");
         return rc;
     }
-    encode(msg, OOB_REQ, 0, c->local_id, c->peer_id, &q);
+    if (OPAL_SUCCESS != encode(msg, e, OOB_REQ, 0, &q, NULL, e->asked)) {
+        fail(e, OPAL_ERROR, "no random bytes for the handshake's nonce");
+        return OPAL_ERROR;
+    }
     rc = oob_chan_connect(addrs, naddr, port, msg, e, &e->sid);
     if (OPAL_SUCCESS != rc) {
         fail(e, rc, "cannot open a side-channel connection");
@@ -216,45 +323,144 @@ static int oob_start_connect(struct openib_cpc_module *m, struct openib_cpc_endp
     }
 }
 
-static void reply_reject(int sid, const struct oob_msg *in, uint16_t reason)
+/* An answer to a verified request: sealed with the initiator's token. */
+static void reply_reject(struct oob_ep *e, int sid, const struct oob_msg *in, uint16_t reason)
 {
     uint8_t msg[OOB_MSG_SIZE];
 
-    encode(msg, OOB_REJ, reason, in->dst, in->src, NULL);
-    oob_chan_send(sid, msg);
+    if (OPAL_SUCCESS == encode(msg, e, OOB_REJ, reason, NULL, in->nonce, NULL)) {
+        oob_chan_send(sid, msg);
+    }
     oob_chan_close(sid);
 }
 
-static void on_req(struct oob_module *mod, int sid, const struct oob_msg *in)
+/* Our endpoint state for a peer, if the BTL chose oob for it. */
+static struct oob_ep *own_ep(struct openib_cpc_endpoint *cep)
+{
+    struct oob_ep *e = cep ? cep->cpc_private : NULL;
+
+    return e && OOB_EP_MAGIC == e->magic ? e : NULL;
+}
+
+static void refuse(const struct oob_event *ev, const char *what, enum oob_refusal r,
+                   const char *detail)
+{
+    char from[INET_ADDRSTRLEN];
+
+    openib_cpc_oob_refused("oob", what, openib_cpc_oob_addr(ev->peer_addr, from, sizeof(from)),
+                           r, detail);
+    oob_chan_close(ev->sid); /* a stranger gets no answer */
+}
+
+static const char *refusal_detail(enum oob_refusal r)
+{
+    switch (r) {
+    case OOB_MALFORMED:
+        return "not an oob frame of this version";
+    case OOB_WRONG_DST:
+        return "meant for another process: a duplicate or loopback address?";
+    case OOB_NOT_MEMBER:
+        return "the claimed sender is not a process of this job";
+    case OOB_BAD_MAC:
+        return "not keyed with our token: not a job member, or forged";
+    case OOB_REPLAY:
+        return "a nonce seen before";
+    default:
+        return "";
+    }
+}
+
+/* The last check before anything is touched: the session comes from an
+ * address the sender published (its blob, which also gives its token). */
+static bool source_ok(struct oob_ep *e, const struct oob_event *ev, const char *what)
+{
+    uint32_t addrs[OOB_MAX_ADDRS];
+    uint16_t port;
+    int naddr;
+    enum oob_refusal r;
+
+    if (OPAL_SUCCESS != peer_blob(e, addrs, &naddr, &port, NULL)) {
+        refuse(ev, what, OOB_NOT_MEMBER, "the claimed sender published no oob address of this "
+                                         "version");
+        return false;
+    }
+    r = oob_check_source(addrs, naddr, ev->peer_addr);
+    if (OOB_OK != r) {
+        refuse(ev, what, r, e->cep->peer_desc);
+        return false;
+    }
+    return true;
+}
+
+/* The peer's receive queues differ from ours: a setting of the job, not an
+ * attack (the request verified). Said once; the peer fails its endpoint
+ * with the reason, nothing here is touched, nothing aborts. */
+static void layout_mismatch(struct oob_ep *e, const struct openib_cpc_qp_info *mine,
+                            const struct openib_cpc_qp_info *theirs)
+{
+    static bool told;
+    char a[16], b[16];
+
+    OOB_LOG(e, "refusing the peer's request: btl_openib_receive_queues differs");
+    if (told) {
+        return;
+    }
+    told = true;
+    snprintf(a, sizeof(a), "%u", (unsigned) mine->num_qps);
+    snprintf(b, sizeof(b), "%u", (unsigned) theirs->num_qps);
+    openib_cpc_help("receive queues differ", 4, openib_cpc_hostname(), e->cep->peer_desc, a, b);
+}
+
+static void on_req(struct oob_module *mod, const struct oob_event *ev, const struct oob_msg *in)
 {
     struct openib_cpc_endpoint *cep;
     struct openib_cpc_qp_info q;
     struct oob_ep *e;
     uint8_t msg[OOB_MSG_SIZE];
     char why[128] = "";
+    int sid = ev->sid;
     int rc;
 
-    cep = mod->btl_ops ? mod->btl_ops->endpoint_for_peer(mod->btl, in->src, OOB_ID_LEN, why,
-                                                          sizeof(why))
-                       : NULL;
-    if (NULL == cep || NULL == cep->cpc_private) {
-        reply_reject(sid, in, OOB_REJ_NO_ENDPOINT); /* the peer retries */
+    cep = mod->btl_ops->endpoint_for_peer(mod->btl, in->src, OOB_ID_LEN, why, sizeof(why));
+    e = own_ep(cep);
+    if (NULL == e) {
+        /* a member (it knows our token) we have no oob endpoint for yet:
+         * no sealed answer is possible without its blob; the closed
+         * session makes it retry after a back-off */
+        openib_cpc_log(10, "openib: oob: no endpoint yet for a verified request (%s): the "
+                       "peer retries", why[0] ? why : "another CPC was chosen for it");
+        oob_chan_close(sid);
         return;
     }
-    e = cep->cpc_private;
+    if (!source_ok(e, ev, "request")) {
+        return;
+    }
+    oob_chan_trust(sid);
     OOB_LOG(e, "REQ received on session %d in state %d", sid, e->st);
+    if (e->st == ST_DONE || e->st == ST_FAILED || e->st == ST_RESPONDING) {
+        reply_reject(e, sid, in, OOB_REJ_BAD);
+        return;
+    }
+    rc = cep->btl_ops->local_qp_info(cep->btl_ep, &q);
+    if (OPAL_SUCCESS != rc) {
+        reply_reject(e, sid, in, OOB_REJ_BAD);
+        fail(e, rc, "creating the queue pairs for the peer's request failed");
+        return;
+    }
+    if (q.num_qps != in->q.num_qps || q.rq_layout != in->q.rq_layout) {
+        layout_mismatch(e, &q, &in->q);
+        reply_reject(e, sid, in, OOB_REJ_LAYOUT);
+        return;
+    }
     if (e->st == ST_REQ_SENT || e->st == ST_RETRY) {
         if (memcmp(cep->local_id, cep->peer_id, OOB_ID_LEN) < 0) {
-            reply_reject(sid, in, OOB_REJ_CROSS); /* we keep initiating */
+            reply_reject(e, sid, in, OOB_REJ_CROSS); /* we keep initiating */
             return;
         }
         if (e->sid >= 0) {
             oob_chan_close(e->sid); /* we lose the crossing: answer theirs */
             e->sid = -1;
         }
-    } else if (e->st == ST_DONE || e->st == ST_FAILED || e->st == ST_RESPONDING) {
-        reply_reject(sid, in, OOB_REJ_BAD);
-        return;
     }
     if (e->st == ST_IDLE) {
         e->deadline_ms = 0;
@@ -264,16 +470,14 @@ static void on_req(struct oob_module *mod, int sid, const struct oob_msg *in)
     if (OPAL_SUCCESS == rc) {
         rc = cep->btl_ops->post_recvs(cep->btl_ep);
     }
-    if (OPAL_SUCCESS == rc) {
-        rc = cep->btl_ops->local_qp_info(cep->btl_ep, &q);
-    }
     if (OPAL_SUCCESS != rc) {
-        reply_reject(sid, in, OOB_REJ_BAD);
+        reply_reject(e, sid, in, OOB_REJ_BAD);
         fail(e, rc, "setting up the queue pairs for the peer's request failed");
         return;
     }
-    encode(msg, OOB_REP, 0, cep->local_id, cep->peer_id, &q);
-    if (OPAL_SUCCESS != oob_chan_send(sid, msg)) {
+    if (OPAL_SUCCESS != encode(msg, e, OOB_REP, 0, &q, in->nonce, e->answered) ||
+        OPAL_SUCCESS != oob_chan_send(sid, msg)) {
+        oob_chan_close(sid);
         fail(e, OPAL_ERR_UNREACH, "the side channel closed before the reply");
         return;
     }
@@ -282,20 +486,24 @@ static void on_req(struct oob_module *mod, int sid, const struct oob_msg *in)
     arm(e);
 }
 
-static void on_rtu(struct oob_module *mod, int sid, const struct oob_msg *in)
+static void on_rtu(struct oob_module *mod, const struct oob_event *ev, const struct oob_msg *in)
 {
     struct openib_cpc_endpoint *cep;
     struct oob_ep *e;
     char why[128];
 
-    cep = mod->btl_ops ? mod->btl_ops->endpoint_for_peer(mod->btl, in->src, OOB_ID_LEN, why,
-                                                          sizeof(why))
-                       : NULL;
-    oob_chan_close(sid);
-    if (NULL == cep || NULL == (e = cep->cpc_private) || e->st != ST_RESPONDING ||
-        e->resp_sid != sid) {
+    cep = mod->btl_ops->endpoint_for_peer(mod->btl, in->src, OOB_ID_LEN, why, sizeof(why));
+    e = own_ep(cep);
+    if (NULL == e || e->st != ST_RESPONDING || e->resp_sid != ev->sid) {
+        oob_chan_close(ev->sid); /* no handshake of ours waits for it */
         return;
     }
+    if (0 != memcmp(in->echo, e->answered, OPENIB_AUTH_NONCE_LEN)) {
+        refuse(ev, "RTU", OOB_REPLAY, "it answers another reply than ours");
+        e->resp_sid = -1; /* the session is closed; the timer or the peer ends it */
+        return;
+    }
+    oob_chan_close(ev->sid);
     e->resp_sid = -1;
     if (OPAL_SUCCESS != cep->btl_ops->qps_to_rts(cep->btl_ep)) {
         fail(e, OPAL_ERROR, "moving the queue pairs to RTS failed");
@@ -304,44 +512,112 @@ static void on_rtu(struct oob_module *mod, int sid, const struct oob_msg *in)
     done(e);
 }
 
-static void on_initiator_msg(struct oob_ep *e, int sid, const struct oob_msg *in)
+/* A frame on a session someone opened to our listener. */
+static void on_incoming(struct oob_module *mod, const struct oob_event *ev)
+{
+    struct oob_msg in = { .type = OOB_REQ };
+    enum oob_refusal r;
+
+    if (!mod->have_self || NULL == mod->btl_ops) {
+        /* no endpoint set up yet, so we do not know our name yet: closed
+         * without an answer, an honest initiator retries */
+        openib_cpc_log(100, "openib: oob: a request before any endpoint: closing its session");
+        oob_chan_close(ev->sid);
+        return;
+    }
+    r = oob_check_incoming(ev->msg, OOB_MSG_SIZE, mod->self, openib_cpc_oob_job_size(mod->self),
+                           openib_auth_local_token(), &replay, &in);
+    if (OOB_OK != r) {
+        refuse(ev, OOB_MALFORMED == r ? "frame" : OOB_RTU == in.type ? "RTU" : "request", r,
+               refusal_detail(r));
+        return;
+    }
+    if (in.type == OOB_REQ) {
+        on_req(mod, ev, &in);
+    } else {
+        on_rtu(mod, ev, &in);
+    }
+}
+
+/* The session we opened ends without a usable answer: retried like a lost
+ * side channel. */
+static void lost_session(struct oob_ep *e, const char *why)
+{
+    char buf[256];
+
+    snprintf(e->last_why, sizeof(e->last_why), "%s", why);
+    if (e->attempts < oob_retries) {
+        e->st = ST_RETRY;
+        e->retry_ms = openib_cpc_now_ms() + backoff_ms(e->attempts);
+        return;
+    }
+    snprintf(buf, sizeof(buf), "%s; gave up after %d attempts "
+             "(btl_openib_connect_oob_retries)", why, e->attempts);
+    fail(e, OPAL_ERR_UNREACH, buf);
+}
+
+static void on_initiator_msg(struct oob_ep *e, const struct oob_event *ev)
 {
     struct openib_cpc_endpoint *cep = e->cep;
     uint8_t msg[OOB_MSG_SIZE];
+    struct oob_msg in;
+    enum oob_refusal r;
+    int sid = ev->sid;
     int rc;
 
     if (sid != e->sid) {
         return; /* an abandoned session */
     }
-    OOB_LOG(e, "%s received (reason %u) in state %d", in->type == OOB_REJ ? "REJ" : "REP",
-            in->reason, e->st);
+    r = oob_check_answer(ev->msg, OOB_MSG_SIZE, cep->local_id, cep->peer_id,
+                         openib_auth_local_token(), e->asked, &in);
+    if (OOB_OK != r) {
+        char why[96];
+
+        openib_cpc_oob_refused("oob", "answer", cep->peer_desc, r,
+                               OOB_WRONG_DST == r || OOB_WRONG_SRC == r
+                                   ? "another process answers at the peer's address"
+                                   : refusal_detail(r));
+        oob_chan_close(sid);
+        e->sid = -1;
+        if (e->st == ST_REQ_SENT) {
+            snprintf(why, sizeof(why), "the peer's answer was refused (%s)",
+                     oob_refusal_name(r));
+            lost_session(e, why);
+        }
+        return;
+    }
+    OOB_LOG(e, "%s received (reason %u) in state %d", in.type == OOB_REJ ? "REJ" : "REP",
+            in.reason, e->st);
     alive(e, openib_cpc_now_ms());
-    if (in->type == OOB_REJ) {
+    if (in.type == OOB_REJ) {
         oob_chan_close(sid);
         e->sid = -1;
         if (e->st != ST_REQ_SENT) {
             return;
         }
-        if (in->reason == OOB_REJ_CROSS) {
+        if (in.reason == OOB_REJ_CROSS) {
             e->st = ST_WAIT_PEER; /* their REQ comes (or came) on our listener */
-        } else if (in->reason == OOB_REJ_NO_ENDPOINT && e->attempts < oob_retries) {
+        } else if (in.reason == OOB_REJ_NO_ENDPOINT && e->attempts < oob_retries) {
             snprintf(e->last_why, sizeof(e->last_why), "the peer has no endpoint for us yet");
             e->st = ST_RETRY;
             e->retry_ms = openib_cpc_now_ms() + backoff_ms(e->attempts);
-        } else if (in->reason == OOB_REJ_NO_ENDPOINT) {
+        } else if (in.reason == OOB_REJ_NO_ENDPOINT) {
             char why[160];
             snprintf(why, sizeof(why), "the peer still had no endpoint for us after %d attempts "
                      "(btl_openib_connect_oob_retries)", e->attempts);
             fail(e, OPAL_ERR_UNREACH, why);
+        } else if (in.reason == OOB_REJ_LAYOUT) {
+            fail(e, OPAL_ERR_BAD_PARAM, "btl_openib_receive_queues differs between the two "
+                 "processes: set it the same for every process");
         } else {
             fail(e, OPAL_ERR_UNREACH, "the peer rejected the connection request");
         }
         return;
     }
-    if (in->type != OOB_REP || e->st != ST_REQ_SENT) {
+    if (e->st != ST_REQ_SENT) {
         return;
     }
-    rc = cep->btl_ops->connect_qps(cep->btl_ep, &in->q, true);
+    rc = cep->btl_ops->connect_qps(cep->btl_ep, &in.q, true);
     if (OPAL_SUCCESS == rc) {
         rc = cep->btl_ops->post_recvs(cep->btl_ep);
     }
@@ -349,8 +625,9 @@ static void on_initiator_msg(struct oob_ep *e, int sid, const struct oob_msg *in
         fail(e, rc, "connecting the queue pairs with the peer's reply failed");
         return;
     }
-    encode(msg, OOB_RTU, 0, cep->local_id, cep->peer_id, NULL);
-    oob_chan_send(sid, msg);
+    if (OPAL_SUCCESS == encode(msg, e, OOB_RTU, 0, NULL, in.nonce, NULL)) {
+        oob_chan_send(sid, msg);
+    }
     oob_chan_close(sid); /* after the RTU is flushed */
     e->sid = -1;
     done(e);
@@ -391,19 +668,12 @@ static void on_error(const struct oob_event *ev)
     if (e->st != ST_REQ_SENT) {
         return;
     }
-    snprintf(e->last_why, sizeof(e->last_why), "%s", ev->why);
     if (OOB_ERR_REFUSED == ev->error) {
         /* nothing listens where the peer's modex says: it is gone */
         fail(e, OPAL_ERR_UNREACH, "connection refused at every address the peer published: "
              "the peer process has exited");
-    } else if (e->attempts < oob_retries) {
-        e->st = ST_RETRY;
-        e->retry_ms = openib_cpc_now_ms() + backoff_ms(e->attempts);
     } else {
-        char why[256];
-        snprintf(why, sizeof(why), "%s; gave up after %d attempts "
-                 "(btl_openib_connect_oob_retries)", ev->why, e->attempts);
-        fail(e, OPAL_ERR_UNREACH, why);
+        lost_session(e, ev->why);
     }
 }
 
@@ -462,8 +732,6 @@ int openib_cpc_oob_progress(void)
     int n = 0;
 
     while (oob_chan_poll(&ev)) {
-        struct oob_msg in;
-
         n++;
         if (openib_cpc_xoob_dispatch(&ev)) {
             continue; /* xoob shares the side channel */
@@ -472,16 +740,12 @@ int openib_cpc_oob_progress(void)
             on_error(&ev);
             continue;
         }
-        if (OPAL_SUCCESS != oob_msg_decode(ev.msg, OOB_MSG_SIZE, &in)) {
-            oob_chan_close(ev.sid);
-            continue;
-        }
         if (ev.owner) {
-            on_initiator_msg(ev.owner, ev.sid, &in);
-        } else if (ev.listen_owner && in.type == OOB_REQ) {
-            on_req(ev.listen_owner, ev.sid, &in);
-        } else if (ev.listen_owner && in.type == OOB_RTU) {
-            on_rtu(ev.listen_owner, ev.sid, &in);
+            on_initiator_msg(ev.owner, &ev);
+        } else if (ev.listen_owner) {
+            on_incoming(ev.listen_owner, &ev);
+        } else {
+            oob_chan_close(ev.sid);
         }
     }
     if (0 == (++tick & 63)) {
@@ -507,12 +771,15 @@ static int oob_endpoint_init(struct openib_cpc_module *m, struct openib_cpc_endp
         free(e);
         return OPAL_ERR_NOT_SUPPORTED;
     }
+    e->magic = OOB_EP_MAGIC;
     e->cep = cep;
     e->mod = mod;
     e->sid = e->resp_sid = -1;
     e->active_index = -1;
     cep->cpc_private = e;
     mod->btl_ops = cep->btl_ops;
+    memcpy(mod->self, cep->local_id, OOB_ID_LEN); /* the BTL names us the same each time */
+    mod->have_self = true;
     return OPAL_SUCCESS;
 }
 
@@ -528,6 +795,7 @@ static int oob_endpoint_finalize(struct openib_cpc_module *m, struct openib_cpc_
         if (e->resp_sid >= 0) {
             oob_chan_close(e->resp_sid);
         }
+        e->magic = 0;
         free(e);
         cep->cpc_private = NULL;
     }
@@ -551,7 +819,7 @@ static int oob_describe(const struct openib_cpc_module *m, char *buf, size_t len
     uint16_t port = 0;
     int naddr = 0;
 
-    (void) oob_blob_decode(m->blob, m->blob_len, addrs, &naddr, &port, NULL);
+    (void) oob_blob_decode(m->blob, m->blob_len, addrs, &naddr, &port, NULL, NULL);
     snprintf(buf, len, "TCP side channel on port %u, %d address(es)", (unsigned) port, naddr);
     return OPAL_SUCCESS;
 }
@@ -565,6 +833,10 @@ static int oob_query(const struct openib_cpc_port *port, int priority,
     size_t blob_len = 0;
     int naddr, rc;
 
+    if (NULL == openib_auth_local_token()) {
+        snprintf(why, why_len, "no random bytes from the kernel for the handshake token");
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
     naddr = oob_local_addrs(addrs, OOB_MAX_ADDRS);
     if (naddr == 0) {
         snprintf(why, why_len, "this host has no IPv4 address for the side channel");
@@ -594,7 +866,7 @@ static int oob_query(const struct openib_cpc_port *port, int priority,
     mod->base.component = &openib_cpc_oob_component;
     mod->base.priority = (uint8_t) priority;
     (void) oob_blob_encode(mod->base.blob, sizeof(mod->base.blob), addrs, naddr, tcp_port,
-                           &blob_len);
+                           openib_auth_local_token(), &blob_len);
     mod->base.blob_len = (uint8_t) blob_len;
     mod->base.endpoint_init = oob_endpoint_init;
     mod->base.start_connect = oob_start_connect;

@@ -1,10 +1,33 @@
 /*
- * cpc_oob.h - the oob CPC's progress hook (called from the BTL's progress).
+ * cpc_oob.h - the oob CPC's progress hook (called from the BTL's progress),
+ * and what oob and xoob share to judge frames on the side channel.
  */
 #ifndef CPC_OOB_H
 #define CPC_OOB_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+struct openib_auth_replay;
+
 /* Handle side-channel messages and timers; cheap when nothing is pending. */
 int openib_cpc_oob_progress(void);
+
+/* ---- shared by oob and xoob (one process, one side channel) ---- */
+
+/* The number of processes in the job of `self` (our process name, 8
+ * bytes), from PMIx; 0 when unknown. Asked once. */
+uint32_t openib_cpc_oob_job_size(const uint8_t *self);
+/* The nonces accepted on the side channel, for both CPCs. */
+struct openib_auth_replay *openib_cpc_oob_replay(void);
+/* Log a refused frame at verbose 1, rate-limited per reason (the first 10,
+ * then one line per 100): "openib: <cpc>: refused <what> from <from>:
+ * <reason token> (<detail>)". `reason` is an enum oob_refusal; `from` the
+ * source address of an accepted session (openib_cpc_oob_addr) or the peer
+ * a session was opened to. */
+void openib_cpc_oob_refused(const char *cpc, const char *what, const char *from, int reason,
+                            const char *detail);
+/* An IPv4 address (network order) as text, into buf (16 bytes or more). */
+const char *openib_cpc_oob_addr(uint32_t addr, char *buf, size_t len);
 
 #endif

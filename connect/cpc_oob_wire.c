@@ -1,17 +1,22 @@
 /*
  * cpc_oob_wire.c - the oob side channel's formats (see cpc_oob_wire.h).
  *
- * Blob, version 2, exact length: u8 version, u8 naddr (1..8), u16 TCP port
- * (big-endian), naddr x 4 bytes IPv4 (network order, as published).
+ * Blob, version 3, exact length: u8 version, u8 naddr (1..8), u16 TCP port
+ * (big-endian), 16 bytes process token, naddr x 4 bytes IPv4 (network
+ * order, as published).
  *
  * Every channel frame is OOB_MSG_SIZE bytes, zero padded, big-endian.
  *
- * oob message, version 1 (128 bytes used):
- *   u32 magic "OIBO", u8 version, u8 type, u16 reason,
- *   8 bytes source id, 8 bytes destination id,
- *   u32 mtu, 16 bytes gid, u16 lid, u8 num_qps, u8 0,
- *   8 x u32 qpn, 8 x u32 psn, u32 rq_layout, u32 mailbox rkey,
- *   u64 mailbox address
+ * oob message, version 2 (all 160 bytes used):
+ *     0  u32 magic "OIBO", u8 version, u8 type, u16 reason
+ *     8  8 bytes source id, 8 bytes destination id
+ *    24  u32 mtu, 16 bytes gid, u16 lid, u8 num_qps, u8 0
+ *    48  8 x u32 qpn, 8 x u32 psn
+ *   112  u32 rq_layout, u32 mailbox rkey, u64 mailbox address
+ *   128  8 bytes nonce, 8 bytes echo (the nonce answered)
+ *   144  16 bytes MAC: HMAC-SHA256/128 of the 160 bytes, MAC counted as
+ *        zeros, keyed with the receiver's token (openib_auth_seal)
+ * (Version 1 was the first 128 bytes, unauthenticated.)
  *
  * keepalive, version 1 (8 bytes used):
  *   u32 magic "OIBK", u8 version, u8 type (PING 1, PONG 2), u16 pending
@@ -31,30 +36,37 @@
 #define OOB_MAGIC 0x4f49424fu    /* "OIBO" */
 #define OOB_KA_MAGIC 0x4f49424bu /* "OIBK" */
 #define OOB_KA_VERSION 1
-#define OOB_MSG_LEN (4 + 4 + 2 * OOB_ID_LEN + 4 + 16 + 4 + 8 * OPENIB_CPC_MAX_QPS + 16)
+#define OOB_NONCE_OFF 128
+#define OOB_MAC_OFF (OOB_NONCE_OFF + 2 * OPENIB_AUTH_NONCE_LEN)
+#define OOB_MSG_LEN (OOB_MAC_OFF + OPENIB_AUTH_MAC_LEN)
 #define OOB_KA_LEN 8
+#define OOB_BLOB_HDR (4 + OPENIB_AUTH_TOKEN_LEN)
+
+_Static_assert(OOB_MSG_LEN <= OOB_MSG_SIZE, "the oob message must fit a channel frame");
 
 /* ---- blob ---- */
 
 int oob_blob_encode(uint8_t *buf, size_t cap, const uint32_t *addrs, int naddr, uint16_t port,
-                    size_t *len)
+                    const uint8_t token[OPENIB_AUTH_TOKEN_LEN], size_t *len)
 {
-    if (NULL == buf || NULL == addrs || NULL == len || naddr < 1 || naddr > OOB_MAX_ADDRS) {
+    if (NULL == buf || NULL == addrs || NULL == len || NULL == token || naddr < 1 ||
+        naddr > OOB_MAX_ADDRS) {
         return OPAL_ERR_BAD_PARAM;
     }
-    if (cap < 4 + 4 * (size_t) naddr) {
+    if (cap < OOB_BLOB_HDR + 4 * (size_t) naddr) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     buf[0] = OOB_BLOB_VERSION;
     buf[1] = (uint8_t) naddr;
     cpc_be_put(buf + 2, port, 2);
-    memcpy(buf + 4, addrs, 4 * (size_t) naddr);
-    *len = 4 + 4 * (size_t) naddr;
+    memcpy(buf + 4, token, OPENIB_AUTH_TOKEN_LEN);
+    memcpy(buf + OOB_BLOB_HDR, addrs, 4 * (size_t) naddr);
+    *len = OOB_BLOB_HDR + 4 * (size_t) naddr;
     return OPAL_SUCCESS;
 }
 
 int oob_blob_decode(const uint8_t *b, size_t len, uint32_t *addrs, int *naddr, uint16_t *port,
-                    int *version_out)
+                    uint8_t token[OPENIB_AUTH_TOKEN_LEN], int *version_out)
 {
     uint64_t v;
     int i;
@@ -68,56 +80,62 @@ int oob_blob_decode(const uint8_t *b, size_t len, uint32_t *addrs, int *naddr, u
     if (b[0] != OOB_BLOB_VERSION) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
-    if (0 == b[1] || b[1] > OOB_MAX_ADDRS || len != 4 + 4 * (size_t) b[1]) {
+    if (0 == b[1] || b[1] > OOB_MAX_ADDRS || len != OOB_BLOB_HDR + 4 * (size_t) b[1]) {
         return OPAL_ERR_BAD_PARAM;
     }
     *naddr = b[1];
     cpc_be_get(b + 2, &v, 2);
     *port = (uint16_t) v;
+    if (token) {
+        memcpy(token, b + 4, OPENIB_AUTH_TOKEN_LEN);
+    }
     for (i = 0; i < *naddr; ++i) {
-        memcpy(&addrs[i], b + 4 + 4 * i, 4);
+        memcpy(&addrs[i], b + OOB_BLOB_HDR + 4 * i, 4);
     }
     return OPAL_SUCCESS;
 }
 
 /* ---- handshake messages ---- */
 
-int oob_msg_encode(uint8_t *buf, size_t size, enum oob_type type, uint16_t reason,
-                   const void *src, const void *dst, const struct openib_cpc_qp_info *q)
+int oob_msg_encode(uint8_t *buf, size_t size, const struct oob_msg *m,
+                   const uint8_t key[OPENIB_AUTH_TOKEN_LEN])
 {
+    const struct openib_cpc_qp_info *q = &m->q;
     uint8_t *p = buf;
     int i;
 
-    if (NULL == buf || size < OOB_MSG_LEN || NULL == src || NULL == dst ||
-        (NULL != q && q->num_qps > OPENIB_CPC_MAX_QPS)) {
+    if (NULL == buf || NULL == m || NULL == key || size < OOB_MSG_LEN ||
+        m->type < OOB_REQ || m->type > OOB_REJ || q->num_qps > OPENIB_CPC_MAX_QPS) {
         return OPAL_ERR_BAD_PARAM;
     }
     memset(buf, 0, size);
     p = cpc_be_put(p, OOB_MAGIC, 4);
     p = cpc_be_put(p, OOB_MSG_VERSION, 1);
-    p = cpc_be_put(p, type, 1);
-    p = cpc_be_put(p, reason, 2);
-    memcpy(p, src, OOB_ID_LEN);
-    memcpy(p + OOB_ID_LEN, dst, OOB_ID_LEN);
+    p = cpc_be_put(p, m->type, 1);
+    p = cpc_be_put(p, m->reason, 2);
+    memcpy(p, m->src, OOB_ID_LEN);
+    memcpy(p + OOB_ID_LEN, m->dst, OOB_ID_LEN);
     p += 2 * OOB_ID_LEN;
-    if (NULL == q) {
-        return OPAL_SUCCESS;
+    if (m->type == OOB_REQ || m->type == OOB_REP) {
+        p = cpc_be_put(p, q->mtu, 4);
+        memcpy(p, q->gid, 16);
+        p += 16;
+        p = cpc_be_put(p, q->lid, 2);
+        p = cpc_be_put(p, q->num_qps, 1);
+        p = cpc_be_put(p, 0, 1);
+        for (i = 0; i < OPENIB_CPC_MAX_QPS; ++i) {
+            p = cpc_be_put(p, q->qpn[i], 4);
+        }
+        for (i = 0; i < OPENIB_CPC_MAX_QPS; ++i) {
+            p = cpc_be_put(p, q->psn[i], 4);
+        }
+        p = cpc_be_put(p, q->rq_layout, 4);
+        p = cpc_be_put(p, q->mailbox_rkey, 4);
+        cpc_be_put(p, q->mailbox_addr, 8);
     }
-    p = cpc_be_put(p, q->mtu, 4);
-    memcpy(p, q->gid, 16);
-    p += 16;
-    p = cpc_be_put(p, q->lid, 2);
-    p = cpc_be_put(p, q->num_qps, 1);
-    p = cpc_be_put(p, 0, 1);
-    for (i = 0; i < OPENIB_CPC_MAX_QPS; ++i) {
-        p = cpc_be_put(p, q->qpn[i], 4);
-    }
-    for (i = 0; i < OPENIB_CPC_MAX_QPS; ++i) {
-        p = cpc_be_put(p, q->psn[i], 4);
-    }
-    p = cpc_be_put(p, q->rq_layout, 4);
-    p = cpc_be_put(p, q->mailbox_rkey, 4);
-    cpc_be_put(p, q->mailbox_addr, 8);
+    memcpy(buf + OOB_NONCE_OFF, m->nonce, OPENIB_AUTH_NONCE_LEN);
+    memcpy(buf + OOB_NONCE_OFF + OPENIB_AUTH_NONCE_LEN, m->echo, OPENIB_AUTH_NONCE_LEN);
+    openib_auth_seal(key, buf, OOB_MSG_LEN, OOB_MAC_OFF);
     return OPAL_SUCCESS;
 }
 
@@ -127,7 +145,7 @@ int oob_msg_decode(const uint8_t *buf, size_t size, struct oob_msg *out)
     uint64_t v;
     int i;
 
-    if (NULL == buf || NULL == out || size < OOB_MSG_LEN) {
+    if (NULL == buf || NULL == out || size < 8) {
         return OPAL_ERR_BAD_PARAM;
     }
     p = cpc_be_get(p, &v, 4);
@@ -137,9 +155,10 @@ int oob_msg_decode(const uint8_t *buf, size_t size, struct oob_msg *out)
     if (p[0] != OOB_MSG_VERSION) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
-    if (p[1] < OOB_REQ || p[1] > OOB_REJ) {
+    if (size < OOB_MSG_LEN || p[1] < OOB_REQ || p[1] > OOB_REJ) {
         return OPAL_ERR_BAD_PARAM;
     }
+    memset(out, 0, sizeof(*out));
     out->type = (enum oob_type) p[1];
     cpc_be_get(p + 2, &v, 2);
     out->reason = (uint16_t) v;
@@ -172,7 +191,105 @@ int oob_msg_decode(const uint8_t *buf, size_t size, struct oob_msg *out)
     p = cpc_be_get(p, &v, 4);
     out->q.mailbox_rkey = (uint32_t) v;
     cpc_be_get(p, &out->q.mailbox_addr, 8);
+    memcpy(out->nonce, buf + OOB_NONCE_OFF, OPENIB_AUTH_NONCE_LEN);
+    memcpy(out->echo, buf + OOB_NONCE_OFF + OPENIB_AUTH_NONCE_LEN, OPENIB_AUTH_NONCE_LEN);
     return OPAL_SUCCESS;
+}
+
+/* ---- receiver checks ---- */
+
+const char *oob_refusal_name(enum oob_refusal r)
+{
+    static const char *const names[OOB_REFUSAL_MAX] = {
+        [OOB_OK] = "ok",
+        [OOB_MALFORMED] = "malformed",
+        [OOB_WRONG_DST] = "wrong-dst",
+        [OOB_NOT_MEMBER] = "not-member",
+        [OOB_BAD_MAC] = "bad-mac",
+        [OOB_REPLAY] = "replay",
+        [OOB_BAD_SOURCE_ADDR] = "bad-source-addr",
+        [OOB_WRONG_SRC] = "wrong-src",
+        [OOB_CAP] = "cap",
+    };
+
+    return (unsigned) r < OOB_REFUSAL_MAX ? names[r] : "unknown";
+}
+
+bool oob_is_member(const uint8_t src[OOB_ID_LEN], const uint8_t self[OOB_ID_LEN],
+                   uint32_t job_size)
+{
+    uint32_t vpid;
+
+    /* the name's two halves as Open MPI lays them out: jobid, vpid */
+    if (0 != memcmp(src, self, 4)) {
+        return true; /* another job: the MAC decides */
+    }
+    if (0 == memcmp(src, self, OOB_ID_LEN)) {
+        return false; /* ourselves: we never send ourselves a handshake */
+    }
+    memcpy(&vpid, src + 4, 4);
+    return 0 == job_size || vpid < job_size;
+}
+
+enum oob_refusal oob_check_incoming(const uint8_t *buf, size_t size,
+                                    const uint8_t self[OOB_ID_LEN], uint32_t job_size,
+                                    const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
+                                    struct openib_auth_replay *replay, struct oob_msg *out)
+{
+    if (OPAL_SUCCESS != oob_msg_decode(buf, size, out) ||
+        (out->type != OOB_REQ && out->type != OOB_RTU)) {
+        return OOB_MALFORMED;
+    }
+    if (0 != memcmp(out->dst, self, OOB_ID_LEN)) {
+        return OOB_WRONG_DST;
+    }
+    if (!oob_is_member(out->src, self, job_size)) {
+        return OOB_NOT_MEMBER;
+    }
+    if (!openib_auth_verify(own_token, buf, OOB_MSG_LEN, OOB_MAC_OFF)) {
+        return OOB_BAD_MAC;
+    }
+    if (!openib_auth_replay_fresh(replay, out->src, OOB_ID_LEN, out->nonce)) {
+        return OOB_REPLAY;
+    }
+    return OOB_OK;
+}
+
+enum oob_refusal oob_check_answer(const uint8_t *buf, size_t size, const uint8_t self[OOB_ID_LEN],
+                                  const uint8_t peer[OOB_ID_LEN],
+                                  const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
+                                  const uint8_t asked[OPENIB_AUTH_NONCE_LEN],
+                                  struct oob_msg *out)
+{
+    if (OPAL_SUCCESS != oob_msg_decode(buf, size, out) ||
+        (out->type != OOB_REP && out->type != OOB_REJ)) {
+        return OOB_MALFORMED;
+    }
+    if (0 != memcmp(out->dst, self, OOB_ID_LEN)) {
+        return OOB_WRONG_DST;
+    }
+    if (0 != memcmp(out->src, peer, OOB_ID_LEN)) {
+        return OOB_WRONG_SRC;
+    }
+    if (!openib_auth_verify(own_token, buf, OOB_MSG_LEN, OOB_MAC_OFF)) {
+        return OOB_BAD_MAC;
+    }
+    if (0 != memcmp(out->echo, asked, OPENIB_AUTH_NONCE_LEN)) {
+        return OOB_REPLAY;
+    }
+    return OOB_OK;
+}
+
+enum oob_refusal oob_check_source(const uint32_t *published, int n, uint32_t source)
+{
+    int i;
+
+    for (i = 0; i < n; ++i) {
+        if (published[i] == source) {
+            return OOB_OK;
+        }
+    }
+    return OOB_BAD_SOURCE_ADDR;
 }
 
 /* ---- keepalives ---- */

@@ -7,28 +7,30 @@
 #ifndef CPC_OOB_WIRE_H
 #define CPC_OOB_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "openib/openib_cpc.h"
 #include "connect/cpc_oob_channel.h"
+#include "connect/cpc_auth.h"
 
-/* 2: the listener's side-channel thread answers keepalives (a process that
- * computes outside MPI still proves it is alive). A version-1 peer would
- * close a session on our first keepalive, so it is refused up front, at
- * its blob, with the reason. */
-#define OOB_BLOB_VERSION 2
-#define OOB_MSG_VERSION 1
+/* Blob 3 carries the process token (cpc_auth.h); a version-2 peer cannot
+ * authenticate its handshakes, so blobs of another version are refused up
+ * front, at the blob, with the reason (as 1 was, for lacking keepalives).
+ * Message 2 carries a nonce, the nonce it answers and a MAC. */
+#define OOB_BLOB_VERSION 3
+#define OOB_MSG_VERSION 2
 #define OOB_ID_LEN 8
 
-/* ---- modex blob: u8 version, u8 naddr (1..8), u16 port, naddr IPv4 ---- */
+/* ---- modex blob: u8 version, u8 naddr (1..8), u16 port, token, naddr IPv4 ---- */
 
 int oob_blob_encode(uint8_t *buf, size_t cap, const uint32_t *addrs, int naddr, uint16_t port,
-                    size_t *len);
+                    const uint8_t token[OPENIB_AUTH_TOKEN_LEN], size_t *len);
 /* BAD_PARAM on truncation or counts out of range, NOT_SUPPORTED on another
- * version (*version_out says which, when non-NULL). */
+ * version (*version_out says which, when non-NULL). token may be NULL. */
 int oob_blob_decode(const uint8_t *buf, size_t len, uint32_t *addrs, int *naddr, uint16_t *port,
-                    int *version_out);
+                    uint8_t token[OPENIB_AUTH_TOKEN_LEN], int *version_out);
 
 /* ---- handshake messages (one channel frame each) ---- */
 
@@ -37,21 +39,73 @@ enum oob_reject {
     OOB_REJ_CROSS = 1,       /* crossing connects: the sender keeps initiating */
     OOB_REJ_NO_ENDPOINT = 2, /* no endpoint for you yet: retry after a back-off */
     OOB_REJ_BAD = 3,         /* refused for good */
+    OOB_REJ_LAYOUT = 4,      /* btl_openib_receive_queues differs: refused for good */
 };
 
+/* Who keys what (cpc_auth.h): REQ and RTU travel to the responder and are
+ * keyed with its token; REP and REJ travel back keyed with the initiator's.
+ * Each frame's nonce is fresh; `echo` is the nonce of the frame it answers
+ * (REP/REJ: the REQ's, RTU: the REP's; zeros in a REQ), so an answer is good
+ * for one handshake only. */
 struct oob_msg {
     enum oob_type type;
     uint16_t reason;
     uint8_t src[OOB_ID_LEN], dst[OOB_ID_LEN];
     struct openib_cpc_qp_info q;     /* REQ and REP; zeros otherwise */
+    uint8_t nonce[OPENIB_AUTH_NONCE_LEN];
+    uint8_t echo[OPENIB_AUTH_NONCE_LEN];
 };
 
-/* q may be NULL (RTU, REJ). size must hold a frame (OOB_MSG_SIZE). */
-int oob_msg_encode(uint8_t *buf, size_t size, enum oob_type type, uint16_t reason,
-                   const void *src, const void *dst, const struct openib_cpc_qp_info *q);
-/* BAD_PARAM: not an oob message, truncated or malformed; NOT_SUPPORTED:
- * oob's magic with another version. */
+/* Encode m (its q only for REQ and REP) and seal it with key (the
+ * receiver's token). size must hold a frame (OOB_MSG_SIZE). */
+int oob_msg_encode(uint8_t *buf, size_t size, const struct oob_msg *m,
+                   const uint8_t key[OPENIB_AUTH_TOKEN_LEN]);
+/* Layout only, no MAC check. BAD_PARAM: not an oob message, truncated or
+ * malformed; NOT_SUPPORTED: oob's magic with another version. */
 int oob_msg_decode(const uint8_t *buf, size_t size, struct oob_msg *out);
+
+/* ---- what a receiver checks, in this order (pure: unit-tested) ---- */
+
+/* Why a frame was refused; the names are the reason tokens of the log
+ * lines ("refused ... bad-mac"), shared by oob and xoob. */
+enum oob_refusal {
+    OOB_OK = 0,
+    OOB_MALFORMED,       /* lengths, magic, version, type */
+    OOB_WRONG_DST,       /* meant for another process (a duplicate or loopback address) */
+    OOB_NOT_MEMBER,      /* the claimed sender is not a process of this job */
+    OOB_BAD_MAC,         /* not keyed with our token: a stranger, or a forgery */
+    OOB_REPLAY,          /* a nonce seen before, or an answer to another handshake */
+    OOB_BAD_SOURCE_ADDR, /* sent from an address the claimed sender did not publish */
+    OOB_WRONG_SRC,       /* an answer from another process than the one asked */
+    OOB_CAP,             /* a limit on what one sender may make (xoob target QPs) */
+    OOB_REFUSAL_MAX
+};
+const char *oob_refusal_name(enum oob_refusal r);
+
+/* Is src a process of the job? Of our own job (the jobid half of the
+ * name): a vpid below job_size (0 = size unknown: any), never ourselves.
+ * A name of another job (MPI_Comm_spawn, connect/accept) cannot be judged
+ * by the name: it must prove, with the MAC, that PMIx gave it our modex. */
+bool oob_is_member(const uint8_t src[OOB_ID_LEN], const uint8_t self[OOB_ID_LEN],
+                   uint32_t job_size);
+
+/* A frame on an accepted session (REQ or RTU): layout, dst == self,
+ * membership, MAC under own_token, then (src, nonce) fresh in replay
+ * (remembered only when every earlier check passed). */
+enum oob_refusal oob_check_incoming(const uint8_t *buf, size_t size,
+                                    const uint8_t self[OOB_ID_LEN], uint32_t job_size,
+                                    const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
+                                    struct openib_auth_replay *replay, struct oob_msg *out);
+/* An answer on a session we opened (REP or REJ): layout, dst == self,
+ * src == peer, MAC under own_token, echo == the nonce of our request. */
+enum oob_refusal oob_check_answer(const uint8_t *buf, size_t size, const uint8_t self[OOB_ID_LEN],
+                                  const uint8_t peer[OOB_ID_LEN],
+                                  const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
+                                  const uint8_t asked[OPENIB_AUTH_NONCE_LEN],
+                                  struct oob_msg *out);
+/* The session's source address (network order) among the addresses the
+ * claimed sender published? */
+enum oob_refusal oob_check_source(const uint32_t *published, int n, uint32_t source);
 
 /* ---- the channel's keepalive frames ---- */
 

@@ -27,6 +27,16 @@
  * for oob (cpc_oob.c). A connection refused at every published address
  * (nothing listens: the process is gone) ends the handshake at once.
  *
+ * Authentication (cpc_auth.h; layouts in cpc_xoob_wire.c): as for oob
+ * (cpc_oob.c). The REQ is sealed with the responder's token, REP and REJ
+ * with the initiator's, echoing the REQ's nonce. The responder checks, in
+ * order: layout, dst is us, src is of the job, MAC, freshness
+ * (xoob_check_request), then the session's source address among the
+ * sender's published ones; a refused REQ gets no answer, touches nothing
+ * and is logged at verbose 1 with its reason token. Only then is a target
+ * QP made, and within caps (tgt_allowed). The driver checks answers the
+ * same way (xoob_check_answer) before it uses them.
+ *
  * Default priority 60: the highest, because where XRC is set up it is the
  * method that shares receive queues across peers; a port without XRC never
  * offers it, so it cannot shadow oob there. Overridable with
@@ -36,13 +46,16 @@
 #include "opal/constants.h"
 #include "opal/mca/base/mca_base_var.h"
 
+#include <arpa/inet.h>
 #include <infiniband/verbs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "connect/cpc_auth.h"
 #include "connect/cpc_internal.h"
+#include "connect/cpc_oob.h"
 #include "connect/cpc_oob_channel.h"
 #include "connect/cpc_xoob.h"
 #include "connect/cpc_xoob_wire.h"
@@ -59,9 +72,34 @@ struct xoob_module {
     uint16_t lid;
     uint32_t mtu;
     struct openib_xrc_node_table nodes;
+    const struct openib_cpc_btl_ops *btl_ops; /* learned at endpoint_init */
+    uint8_t self[XOOB_ID_LEN];       /* our process name, learned there too */
+    bool have_self;
+    struct xoob_tgt *tgts;           /* target QPs made for remote send QPs */
+    int ntgt, tgt_room;
 };
 
+/* A target QP made for (a remote process, its send QP). */
+struct xoob_tgt {
+    uint8_t src[XOOB_ID_LEN];
+    uint32_t qpn;
+};
+
+/* Caps on target QPs, per listening port, so that no member can make this
+ * process create QPs without bound. A process sends to this node on one
+ * send QP per port of its own that reaches us, so a few per process cover
+ * multi-rail senders; more is a member misbehaving. The total is that share
+ * for every process of the job, plus headroom for processes of jobs
+ * connected later (MPI_Comm_spawn), whose names the job size does not
+ * cover. Unknown job size: a fixed bound. */
+#define XOOB_TGT_PER_PROCESS 4
+#define XOOB_TGT_SPAWN_HEADROOM 256
+#define XOOB_TGT_UNKNOWN_JOB 4096
+
+#define XOOB_EP_MAGIC 0x786f6f62u /* tells our cpc_private from another CPC's */
+
 struct xoob_ep {
+    uint32_t magic;                  /* first: XOOB_EP_MAGIC */
     struct openib_cpc_endpoint *cep;
     struct xoob_module *mod;
     struct xoob_blob peer;           /* decoded peer blob */
@@ -70,6 +108,7 @@ struct xoob_ep {
     /* driver only: the handshake */
     int sid;
     uint32_t qpn, psn;               /* our new send QP */
+    uint8_t asked[OPENIB_AUTH_NONCE_LEN]; /* our REQ's nonce */
     long deadline_ms;                /* the last sign of life + the timeout */
     long looked_ms;                  /* the timer's last look (cpc_active.h) */
     long heard_ms;                   /* the newest frame the channel reported */
@@ -163,7 +202,11 @@ static int send_req(struct xoob_ep *e)
     m.lid = e->mod->lid;
     m.rq_layout = e->mod->rq_layout;
     m.node_id = e->mod->node_id;
-    xoob_msg_encode(&m, buf, sizeof(buf));
+    if (OPAL_SUCCESS != openib_auth_nonce(m.nonce) ||
+        OPAL_SUCCESS != xoob_msg_encode(&m, buf, sizeof(buf), e->peer.token)) {
+        return OPAL_ERROR;
+    }
+    memcpy(e->asked, m.nonce, OPENIB_AUTH_NONCE_LEN);
     rc = oob_chan_connect(e->peer.addrs, e->peer.naddr, e->peer.port, buf, &xoob_owner, &e->sid);
     if (OPAL_SUCCESS != rc) {
         e->sid = -1;
@@ -268,10 +311,30 @@ static void on_reply(struct xoob_ep *e, const struct xoob_msg *in)
     node_finish(e, rc, OPAL_SUCCESS == rc ? NULL : why);
 }
 
-/* ---- responder: needs no endpoint, only the port's XRC domain ---- */
+/* ---- responder: the port's XRC domain, and the sender's endpoint for its
+ * published addresses and token ---- */
 
+/* Our endpoint state for a peer, if the BTL chose xoob for it. */
+static struct xoob_ep *own_ep(struct openib_cpc_endpoint *cep)
+{
+    struct xoob_ep *e = cep ? cep->cpc_private : NULL;
+
+    return e && XOOB_EP_MAGIC == e->magic ? e : NULL;
+}
+
+static void refuse(const struct oob_event *ev, enum oob_refusal r, const char *detail)
+{
+    char from[INET_ADDRSTRLEN];
+
+    openib_cpc_oob_refused("xoob", OOB_MALFORMED == r ? "frame" : "request",
+                           openib_cpc_oob_addr(ev->peer_addr, from, sizeof(from)), r, detail);
+    oob_chan_close(ev->sid); /* a stranger gets no answer */
+}
+
+/* An answer to a verified request, sealed with the initiator's token. */
 static void reply(int sid, const struct xoob_msg *in, const struct xoob_module *mod,
-                  uint8_t type, uint16_t reason, uint32_t qpn, const char *why)
+                  const uint8_t *key, uint8_t type, uint16_t reason, uint32_t qpn,
+                  const char *why)
 {
     struct xoob_msg m = { .type = type, .reason = reason, .qpn = qpn, .mtu = mod->mtu,
                           .lid = mod->lid, .node_id = mod->node_id };
@@ -280,34 +343,156 @@ static void reply(int sid, const struct xoob_msg *in, const struct xoob_module *
     memcpy(m.src, in->dst, XOOB_ID_LEN);
     memcpy(m.dst, in->src, XOOB_ID_LEN);
     memcpy(m.gid, mod->gid, 16);
+    memcpy(m.echo, in->nonce, OPENIB_AUTH_NONCE_LEN);
     snprintf(m.why, sizeof(m.why), "%s", why ? why : "");
-    xoob_msg_encode(&m, buf, sizeof(buf));
-    oob_chan_send(sid, buf);
+    if (OPAL_SUCCESS == openib_auth_nonce(m.nonce) &&
+        OPAL_SUCCESS == xoob_msg_encode(&m, buf, sizeof(buf), key)) {
+        oob_chan_send(sid, buf);
+    }
     oob_chan_close(sid); /* after the reply is flushed */
 }
 
-static void on_req(struct xoob_module *mod, int sid, const struct xoob_msg *in)
+static int tgt_find(const struct xoob_module *mod, const uint8_t *src, uint32_t qpn, int *mine)
 {
-    struct openib_xoob_peer ini = { .qpn = in->qpn, .psn = in->psn, .mtu = in->mtu,
-                                    .lid = in->lid };
+    int i, found = -1;
+
+    *mine = 0;
+    for (i = 0; i < mod->ntgt; ++i) {
+        if (0 == memcmp(mod->tgts[i].src, src, XOOB_ID_LEN)) {
+            ++*mine;
+            if (mod->tgts[i].qpn == qpn) {
+                found = i;
+            }
+        }
+    }
+    return found;
+}
+
+static int tgt_cap(const struct xoob_module *mod)
+{
+    uint32_t n = openib_cpc_oob_job_size(mod->self);
+
+    return 0 == n ? XOOB_TGT_UNKNOWN_JOB
+                  : (int) (n < 65536 ? n : 65536) * XOOB_TGT_PER_PROCESS + XOOB_TGT_SPAWN_HEADROOM;
+}
+
+/* May this sender get a (new) target QP for this send QP? A repeated
+ * request (same send QP) always may: the BTL finds the same one again. */
+static bool tgt_allowed(const struct xoob_module *mod, const struct xoob_msg *in, char *why,
+                        size_t len)
+{
+    int mine;
+
+    if (tgt_find(mod, in->src, in->qpn, &mine) >= 0) {
+        return true;
+    }
+    if (mine >= XOOB_TGT_PER_PROCESS) {
+        snprintf(why, len, "%d XRC target QPs for this process already (at most %d)", mine,
+                 XOOB_TGT_PER_PROCESS);
+        return false;
+    }
+    if (mod->ntgt >= tgt_cap(mod)) {
+        snprintf(why, len, "%d XRC target QPs on this port already (at most %d for this job)",
+                 mod->ntgt, tgt_cap(mod));
+        return false;
+    }
+    return true;
+}
+
+static void tgt_remember(struct xoob_module *mod, const struct xoob_msg *in)
+{
+    int mine;
+
+    if (tgt_find(mod, in->src, in->qpn, &mine) >= 0) {
+        return;
+    }
+    if (mod->ntgt == mod->tgt_room) {
+        int room = mod->tgt_room ? 2 * mod->tgt_room : 16;
+        struct xoob_tgt *t = realloc(mod->tgts, sizeof(*t) * (size_t) room);
+        if (NULL == t) {
+            return; /* the cap only loosens: the QP itself exists */
+        }
+        mod->tgts = t;
+        mod->tgt_room = room;
+    }
+    memcpy(mod->tgts[mod->ntgt].src, in->src, XOOB_ID_LEN);
+    mod->tgts[mod->ntgt].qpn = in->qpn;
+    mod->ntgt++;
+}
+
+static void on_req(struct xoob_module *mod, const struct oob_event *ev)
+{
+    struct openib_xoob_peer ini;
+    struct openib_cpc_endpoint *cep;
+    struct xoob_msg in;
+    struct xoob_ep *e;
+    enum oob_refusal r;
     char why[128] = "";
     uint32_t tgt = 0;
+    int sid = ev->sid;
     int rc;
 
-    if (in->rq_layout != mod->rq_layout) {
-        reply(sid, in, mod, XOOB_REJ, XOOB_REJ_LAYOUT, 0,
+    if (!mod->have_self || NULL == mod->btl_ops) {
+        /* no endpoint set up yet, so we do not know our name yet: closed
+         * without an answer, an honest initiator retries */
+        openib_cpc_log(100, "openib: xoob: a request before any endpoint: closing its session");
+        oob_chan_close(sid);
+        return;
+    }
+    r = xoob_check_request(ev->msg, OOB_MSG_SIZE, mod->self, openib_cpc_oob_job_size(mod->self),
+                           openib_auth_local_token(), openib_cpc_oob_replay(), &in);
+    if (OOB_OK != r) {
+        refuse(ev, r, OOB_MALFORMED == r ? "not an xoob frame of this version"
+                      : OOB_WRONG_DST == r ? "meant for another process: a duplicate or "
+                                             "loopback address?"
+                      : OOB_NOT_MEMBER == r ? "the claimed sender is not a process of this job"
+                      : OOB_BAD_MAC == r ? "not keyed with our token: not a job member, or "
+                                           "forged"
+                                         : "a nonce seen before");
+        return;
+    }
+    cep = mod->btl_ops->endpoint_for_peer(mod->btl, in.src, XOOB_ID_LEN, why, sizeof(why));
+    e = own_ep(cep);
+    if (NULL == e) {
+        /* a member with no xoob endpoint here (yet): no sealed answer is
+         * possible without its blob; the closed session makes it retry */
+        openib_cpc_log(10, "openib: xoob: no endpoint yet for a verified request (%s): the "
+                       "peer retries", why[0] ? why : "another CPC was chosen for it");
+        oob_chan_close(sid);
+        return;
+    }
+    r = oob_check_source(e->peer.addrs, e->peer.naddr, ev->peer_addr);
+    if (OOB_OK != r) {
+        refuse(ev, r, cep->peer_desc);
+        return;
+    }
+    oob_chan_trust(sid);
+    if (in.rq_layout != mod->rq_layout) {
+        reply(sid, &in, mod, e->peer.token, XOOB_REJ, XOOB_REJ_LAYOUT, 0,
               "btl_openib_receive_queues differs between the two processes");
         return;
     }
-    memcpy(ini.gid, in->gid, 16);
-    rc = xops->tgt_qp_get(mod->btl, &ini, &tgt, why, sizeof(why));
-    if (OPAL_SUCCESS != rc) {
-        reply(sid, in, mod, XOOB_REJ, XOOB_REJ_RESOURCE, 0, why);
+    if (!tgt_allowed(mod, &in, why, sizeof(why))) {
+        char from[INET_ADDRSTRLEN];
+        openib_cpc_oob_refused("xoob", "request", openib_cpc_oob_addr(ev->peer_addr, from,
+                                                                      sizeof(from)),
+                               OOB_CAP, why);
+        reply(sid, &in, mod, e->peer.token, XOOB_REJ, XOOB_REJ_RESOURCE, 0,
+              "too many XRC target QPs (cap)");
         return;
     }
-    openib_cpc_log(100, "openib: xoob: target QP %u for send QP %u of a remote process", tgt,
-                   in->qpn);
-    reply(sid, in, mod, XOOB_REP, 0, tgt, NULL);
+    ini = (struct openib_xoob_peer) { .qpn = in.qpn, .psn = in.psn, .mtu = in.mtu,
+                                      .lid = in.lid };
+    memcpy(ini.gid, in.gid, 16);
+    rc = xops->tgt_qp_get(mod->btl, &ini, &tgt, why, sizeof(why));
+    if (OPAL_SUCCESS != rc) {
+        reply(sid, &in, mod, e->peer.token, XOOB_REJ, XOOB_REJ_RESOURCE, 0, why);
+        return;
+    }
+    tgt_remember(mod, &in);
+    openib_cpc_log(100, "openib: xoob: target QP %u for send QP %u of %s", tgt, in.qpn,
+                   cep->peer_desc);
+    reply(sid, &in, mod, e->peer.token, XOOB_REP, 0, tgt, NULL);
 }
 
 /* ---- events and timers, from oob's progress ---- */
@@ -332,6 +517,7 @@ bool openib_cpc_xoob_dispatch(const struct oob_event *ev)
     const struct openib_cpc_module *lm = ev->listen_owner;
     struct xoob_msg in;
     struct xoob_ep *e;
+    enum oob_refusal r;
 
     if (ev->owner != &xoob_owner &&
         !(NULL == ev->owner && NULL != lm && lm->component == &openib_cpc_xoob_component)) {
@@ -352,25 +538,31 @@ bool openib_cpc_xoob_dispatch(const struct oob_event *ev)
         }
         return true;
     }
-    if (OPAL_SUCCESS != xoob_msg_decode(ev->msg, OOB_MSG_SIZE, &in)) {
-        oob_chan_close(ev->sid);
-        if (e) {
-            e->sid = -1;
-            node_finish(e, OPAL_ERR_UNREACH, "the peer sent a malformed XRC handshake message");
-        }
+    if (NULL == ev->owner) {
+        on_req((struct xoob_module *) lm, ev);
         return true;
     }
-    if (NULL == ev->owner) {
-        if (in.type == XOOB_REQ) {
-            on_req((struct xoob_module *) lm, ev->sid, &in);
-        } else {
-            oob_chan_close(ev->sid);
-        }
-    } else if (e && (in.type == XOOB_REP || in.type == XOOB_REJ)) {
-        on_reply(e, &in);
-    } else {
+    if (NULL == e) {
         oob_chan_close(ev->sid); /* an abandoned session */
+        return true;
     }
+    r = xoob_check_answer(ev->msg, OOB_MSG_SIZE, e->cep->local_id, e->cep->peer_id,
+                          openib_auth_local_token(), e->asked, &in);
+    if (OOB_OK != r) {
+        char why[96];
+
+        openib_cpc_oob_refused("xoob", "answer", e->cep->peer_desc, r,
+                               OOB_WRONG_DST == r || OOB_WRONG_SRC == r
+                                   ? "another process answers at the peer's address"
+                                   : OOB_BAD_MAC == r ? "not keyed with our token"
+                                                      : "not an answer to our request");
+        oob_chan_close(ev->sid);
+        e->sid = -1;
+        snprintf(why, sizeof(why), "the peer's answer was refused (%s)", oob_refusal_name(r));
+        retry_or_fail(e, why);
+        return true;
+    }
+    on_reply(e, &in);
     return true;
 }
 
@@ -457,11 +649,15 @@ static int xoob_endpoint_init(struct openib_cpc_module *m, struct openib_cpc_end
         free(e);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
+    e->magic = XOOB_EP_MAGIC;
     e->cep = cep;
     e->mod = mod;
     e->sid = -1;
     e->active_index = -1;
     cep->cpc_private = e;
+    mod->btl_ops = cep->btl_ops;
+    memcpy(mod->self, cep->local_id, XOOB_ID_LEN); /* the BTL names us the same each time */
+    mod->have_self = true;
     return OPAL_SUCCESS;
 }
 
@@ -493,6 +689,7 @@ static int xoob_endpoint_finalize(struct openib_cpc_module *m, struct openib_cpc
     if (qp && xops) {
         xops->send_qp_destroy(mod->btl, qp);
     }
+    e->magic = 0;
     free(e);
     cep->cpc_private = NULL;
     return OPAL_SUCCESS;
@@ -510,6 +707,7 @@ static int xoob_module_finalize(struct openib_cpc_module *m)
         openib_cpc_log(10, "openib: xoob: %d remote node entries still referenced at finalize",
                        leaked);
     }
+    free(mod->tgts);
     openib_cpc_module_destroy(&mod->base);
     free(mod);
     return OPAL_SUCCESS;
@@ -570,6 +768,11 @@ static int xoob_query(const struct openib_cpc_port *port, int priority,
         snprintf(why, why_len, "this host has no IPv4 address for the side channel");
         return OPAL_ERR_NOT_SUPPORTED;
     }
+    if (NULL == openib_auth_local_token()) {
+        snprintf(why, why_len, "no random bytes from the kernel for the handshake token");
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    memcpy(b.token, openib_auth_local_token(), OPENIB_AUTH_TOKEN_LEN);
     b.node_id = xoob_node_id(openib_cpc_hostname());
     mod = calloc(1, sizeof(*mod));
     if (NULL == mod) {

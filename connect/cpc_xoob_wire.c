@@ -1,15 +1,22 @@
 /*
  * cpc_xoob_wire.c - xoob's modex blob and side-channel messages.
  *
- * Blob, version 2 (1 had the same layout, from before side-channel
- * keepalives), big-endian, exact length:
- *   u8 version, u8 naddr (1..8), u16 tcp_port, naddr x 4 bytes IPv4 (as
- *   published: network order), u64 node_id, u8 nsrq (1..8), nsrq x u32 SRQN
+ * Blob, version 3, big-endian, exact length:
+ *   u8 version, u8 naddr (1..8), u16 tcp_port, 16 bytes process token,
+ *   naddr x 4 bytes IPv4 (as published: network order), u64 node_id,
+ *   u8 nsrq (1..8), nsrq x u32 SRQN
+ * (2 had no token; 1 was 2 from before side-channel keepalives.)
  *
- * Message, version 1 (fixed size, zero padded), big-endian:
- *   u32 magic "XOOB", u8 version, u8 type, u16 reason, 8 bytes source id,
- *   8 bytes destination id, u32 qpn, u32 psn, u32 mtu, u32 rq_layout,
- *   16 bytes gid, u16 lid, u64 node_id, 64 bytes why (NUL-padded)
+ * Message, version 2 (fixed size OOB_MSG_SIZE = 160, all used), big-endian:
+ *     0  u32 magic "XOOB", u8 version, u8 type, u16 reason
+ *     8  8 bytes source id, 8 bytes destination id
+ *    24  u32 qpn, u32 psn, u32 mtu, u32 rq_layout
+ *    40  16 bytes gid, u16 lid, u64 node_id
+ *    66  62 bytes why (NUL-padded)
+ *   128  8 bytes nonce, 8 bytes echo (the nonce answered)
+ *   144  16 bytes MAC: HMAC-SHA256/128 of the 160 bytes, MAC counted as
+ *        zeros, keyed with the receiver's token (openib_auth_seal)
+ * (Version 1 had 64 bytes of why and no nonces nor MAC.)
  */
 #include "opal_config.h"
 
@@ -21,11 +28,17 @@
 #include "connect/cpc_wire_be.h"
 
 #define XOOB_MAGIC 0x584f4f42u /* "XOOB" */
-#define XOOB_MSG_LEN (4 + 4 + 2 * XOOB_ID_LEN + 16 + 16 + 2 + 8 + 64)
+#define XOOB_WHY_OFF (4 + 4 + 2 * XOOB_ID_LEN + 16 + 16 + 2 + 8)
+#define XOOB_NONCE_OFF (XOOB_WHY_OFF + XOOB_WHY_LEN)
+#define XOOB_MAC_OFF (XOOB_NONCE_OFF + 2 * OPENIB_AUTH_NONCE_LEN)
+#define XOOB_MSG_LEN (XOOB_MAC_OFF + OPENIB_AUTH_MAC_LEN)
+#define XOOB_BLOB_HDR (4 + OPENIB_AUTH_TOKEN_LEN)
+
+_Static_assert(XOOB_MSG_LEN <= 160, "the xoob message must fit a channel frame (OOB_MSG_SIZE)");
 
 static size_t blob_size(uint8_t naddr, uint8_t nsrq)
 {
-    return 4 + 4 * (size_t) naddr + 8 + 1 + 4 * (size_t) nsrq;
+    return XOOB_BLOB_HDR + 4 * (size_t) naddr + 8 + 1 + 4 * (size_t) nsrq;
 }
 
 int xoob_blob_encode(const struct xoob_blob *b, uint8_t *buf, size_t cap, size_t *len)
@@ -43,6 +56,8 @@ int xoob_blob_encode(const struct xoob_blob *b, uint8_t *buf, size_t cap, size_t
     p = cpc_be_put(p, XOOB_BLOB_VERSION, 1);
     p = cpc_be_put(p, b->naddr, 1);
     p = cpc_be_put(p, b->port, 2);
+    memcpy(p, b->token, OPENIB_AUTH_TOKEN_LEN);
+    p += OPENIB_AUTH_TOKEN_LEN;
     for (i = 0; i < b->naddr; ++i) {
         memcpy(p, &b->addrs[i], 4);
         p += 4;
@@ -75,6 +90,8 @@ int xoob_blob_decode(const uint8_t *buf, size_t len, struct xoob_blob *b)
     }
     p = cpc_be_get(p + 2, &v, 2);
     b->port = (uint16_t) v;
+    memcpy(b->token, p, OPENIB_AUTH_TOKEN_LEN);
+    p += OPENIB_AUTH_TOKEN_LEN;
     for (i = 0; i < b->naddr; ++i) {
         memcpy(&b->addrs[i], p, 4);
         p += 4;
@@ -92,11 +109,12 @@ int xoob_blob_decode(const uint8_t *buf, size_t len, struct xoob_blob *b)
     return OPAL_SUCCESS;
 }
 
-int xoob_msg_encode(const struct xoob_msg *m, uint8_t *buf, size_t size)
+int xoob_msg_encode(const struct xoob_msg *m, uint8_t *buf, size_t size,
+                    const uint8_t key[OPENIB_AUTH_TOKEN_LEN])
 {
     uint8_t *p = buf;
 
-    if (NULL == m || NULL == buf || size < XOOB_MSG_LEN) {
+    if (NULL == m || NULL == buf || NULL == key || size < XOOB_MSG_LEN) {
         return OPAL_ERR_BAD_PARAM;
     }
     memset(buf, 0, size);
@@ -115,7 +133,10 @@ int xoob_msg_encode(const struct xoob_msg *m, uint8_t *buf, size_t size)
     p += 16;
     p = cpc_be_put(p, m->lid, 2);
     p = cpc_be_put(p, m->node_id, 8);
-    memcpy(p, m->why, strnlen(m->why, sizeof(m->why) - 1));
+    memcpy(p, m->why, strnlen(m->why, XOOB_WHY_LEN));
+    memcpy(buf + XOOB_NONCE_OFF, m->nonce, OPENIB_AUTH_NONCE_LEN);
+    memcpy(buf + XOOB_NONCE_OFF + OPENIB_AUTH_NONCE_LEN, m->echo, OPENIB_AUTH_NONCE_LEN);
+    openib_auth_seal(key, buf, XOOB_MSG_LEN, XOOB_MAC_OFF);
     return OPAL_SUCCESS;
 }
 
@@ -135,13 +156,13 @@ int xoob_msg_decode(const uint8_t *buf, size_t size, struct xoob_msg *m)
     const uint8_t *p = buf;
     uint64_t v;
 
-    if (NULL == buf || NULL == m || size < XOOB_MSG_LEN || !xoob_msg_is_xoob(buf, size)) {
+    if (NULL == buf || NULL == m || size < 8 || !xoob_msg_is_xoob(buf, size)) {
         return OPAL_ERR_BAD_PARAM;
     }
     if (buf[4] != XOOB_MSG_VERSION) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
-    if (buf[5] < XOOB_REQ || buf[5] > XOOB_REJ) {
+    if (size < XOOB_MSG_LEN || buf[5] < XOOB_REQ || buf[5] > XOOB_REJ) {
         return OPAL_ERR_BAD_PARAM;
     }
     memset(m, 0, sizeof(*m));
@@ -164,8 +185,59 @@ int xoob_msg_decode(const uint8_t *buf, size_t size, struct xoob_msg *m)
     p = cpc_be_get(p, &v, 2);
     m->lid = (uint16_t) v;
     p = cpc_be_get(p, &m->node_id, 8);
-    memcpy(m->why, p, sizeof(m->why) - 1); /* m->why[63] stays NUL */
+    memcpy(m->why, p, XOOB_WHY_LEN); /* the rest of m->why stays NUL */
+    memcpy(m->nonce, buf + XOOB_NONCE_OFF, OPENIB_AUTH_NONCE_LEN);
+    memcpy(m->echo, buf + XOOB_NONCE_OFF + OPENIB_AUTH_NONCE_LEN, OPENIB_AUTH_NONCE_LEN);
     return OPAL_SUCCESS;
+}
+
+enum oob_refusal xoob_check_request(const uint8_t *buf, size_t size,
+                                    const uint8_t self[XOOB_ID_LEN], uint32_t job_size,
+                                    const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
+                                    struct openib_auth_replay *replay, struct xoob_msg *out)
+{
+    if (OPAL_SUCCESS != xoob_msg_decode(buf, size, out) || out->type != XOOB_REQ) {
+        return OOB_MALFORMED;
+    }
+    if (0 != memcmp(out->dst, self, XOOB_ID_LEN)) {
+        return OOB_WRONG_DST;
+    }
+    if (!oob_is_member(out->src, self, job_size)) {
+        return OOB_NOT_MEMBER;
+    }
+    if (!openib_auth_verify(own_token, buf, XOOB_MSG_LEN, XOOB_MAC_OFF)) {
+        return OOB_BAD_MAC;
+    }
+    if (!openib_auth_replay_fresh(replay, out->src, XOOB_ID_LEN, out->nonce)) {
+        return OOB_REPLAY;
+    }
+    return OOB_OK;
+}
+
+enum oob_refusal xoob_check_answer(const uint8_t *buf, size_t size,
+                                   const uint8_t self[XOOB_ID_LEN],
+                                   const uint8_t peer[XOOB_ID_LEN],
+                                   const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
+                                   const uint8_t asked[OPENIB_AUTH_NONCE_LEN],
+                                   struct xoob_msg *out)
+{
+    if (OPAL_SUCCESS != xoob_msg_decode(buf, size, out) ||
+        (out->type != XOOB_REP && out->type != XOOB_REJ)) {
+        return OOB_MALFORMED;
+    }
+    if (0 != memcmp(out->dst, self, XOOB_ID_LEN)) {
+        return OOB_WRONG_DST;
+    }
+    if (0 != memcmp(out->src, peer, XOOB_ID_LEN)) {
+        return OOB_WRONG_SRC;
+    }
+    if (!openib_auth_verify(own_token, buf, XOOB_MSG_LEN, XOOB_MAC_OFF)) {
+        return OOB_BAD_MAC;
+    }
+    if (0 != memcmp(out->echo, asked, OPENIB_AUTH_NONCE_LEN)) {
+        return OOB_REPLAY;
+    }
+    return OOB_OK;
 }
 
 uint64_t xoob_node_id(const char *hostname)

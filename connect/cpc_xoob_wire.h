@@ -5,14 +5,18 @@
 #ifndef CPC_XOOB_WIRE_H
 #define CPC_XOOB_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* Blob 2: the listener's side-channel thread answers keepalives (cpc_oob_
- * channel.h); a version-1 peer would close a session on our first one, so
- * blobs of another version are refused up front. Messages are unchanged. */
-#define XOOB_BLOB_VERSION 2
-#define XOOB_MSG_VERSION 1
+#include "connect/cpc_auth.h"
+#include "connect/cpc_oob_wire.h" /* enum oob_refusal, oob_is_member */
+
+/* Blob 3 carries the process token (cpc_auth.h); blobs of another version
+ * are refused up front (2 could not authenticate, 1 lacked keepalives).
+ * Message 2 carries a nonce, the nonce it answers and a MAC. */
+#define XOOB_BLOB_VERSION 3
+#define XOOB_MSG_VERSION 2
 #define XOOB_MAX_ADDRS 8
 #define XOOB_MAX_SRQS 8
 #define XOOB_ID_LEN 8
@@ -24,6 +28,7 @@ struct xoob_blob {
     uint8_t naddr;
     uint16_t port;                    /* TCP port, host order */
     uint32_t addrs[XOOB_MAX_ADDRS];   /* IPv4, network order (as published) */
+    uint8_t token[OPENIB_AUTH_TOKEN_LEN]; /* keys what is sent to this process */
     uint64_t node_id;
     uint8_t nsrq;
     uint32_t srqn[XOOB_MAX_SRQS];
@@ -40,7 +45,10 @@ enum xoob_msg_type { XOOB_REQ = 1, XOOB_REP = 2, XOOB_REJ = 3 };
 enum xoob_reject { XOOB_REJ_LAYOUT = 1, XOOB_REJ_RESOURCE = 2, XOOB_REJ_BAD = 3 };
 
 /* REQ: the initiator's send QP; REP: the responder's target QP number in
- * qpn; REJ: reason and a short text. */
+ * qpn; REJ: reason and a short text (at most XOOB_WHY_LEN bytes travel).
+ * A REQ is sealed with the responder's token, REP and REJ with the
+ * initiator's, echoing the REQ's nonce. */
+#define XOOB_WHY_LEN 62
 struct xoob_msg {
     uint8_t type;
     uint16_t reason;
@@ -50,11 +58,32 @@ struct xoob_msg {
     uint16_t lid;
     uint64_t node_id;
     char why[64];
+    uint8_t nonce[OPENIB_AUTH_NONCE_LEN];
+    uint8_t echo[OPENIB_AUTH_NONCE_LEN];
 };
 
-/* Fixed-size (size = OOB_MSG_SIZE of the channel) big-endian messages. */
-int xoob_msg_encode(const struct xoob_msg *m, uint8_t *buf, size_t size);
+/* Fixed-size (size = OOB_MSG_SIZE of the channel) big-endian messages.
+ * Encode seals with key (the receiver's token); decode checks the layout
+ * only. */
+int xoob_msg_encode(const struct xoob_msg *m, uint8_t *buf, size_t size,
+                    const uint8_t key[OPENIB_AUTH_TOKEN_LEN]);
 int xoob_msg_decode(const uint8_t *buf, size_t size, struct xoob_msg *m);
+
+/* What a receiver checks, in order (the rules of oob_check_incoming /
+ * oob_check_answer in cpc_oob_wire.h). A REQ on an accepted session:
+ * layout, dst == self, membership, MAC under own_token, (src, nonce) fresh. */
+enum oob_refusal xoob_check_request(const uint8_t *buf, size_t size,
+                                    const uint8_t self[XOOB_ID_LEN], uint32_t job_size,
+                                    const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
+                                    struct openib_auth_replay *replay, struct xoob_msg *out);
+/* A REP or REJ on a session we opened: layout, dst == self, src == peer,
+ * MAC under own_token, echo == the nonce of our REQ. */
+enum oob_refusal xoob_check_answer(const uint8_t *buf, size_t size,
+                                   const uint8_t self[XOOB_ID_LEN],
+                                   const uint8_t peer[XOOB_ID_LEN],
+                                   const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
+                                   const uint8_t asked[OPENIB_AUTH_NONCE_LEN],
+                                   struct xoob_msg *out);
 /* Does this channel message carry xoob's magic? */
 int xoob_msg_is_xoob(const uint8_t *buf, size_t size);
 

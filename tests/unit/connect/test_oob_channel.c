@@ -54,9 +54,10 @@ static bool next_event(struct oob_event *ev)
 
 static void frame(uint8_t *buf, enum oob_type type)
 {
-    static const uint8_t a[OOB_ID_LEN] = { 1 }, b[OOB_ID_LEN] = { 2 };
+    static const uint8_t key[OPENIB_AUTH_TOKEN_LEN] = { 3 };
+    struct oob_msg m = { .type = type, .src = { 1 }, .dst = { 2 } };
 
-    CHECK_EQ(oob_msg_encode(buf, OOB_MSG_SIZE, type, 0, a, b, NULL), OPAL_SUCCESS);
+    CHECK_EQ(oob_msg_encode(buf, OOB_MSG_SIZE, &m, key), OPAL_SUCCESS);
 }
 
 /* A TCP port on loopback with nothing listening on it. */

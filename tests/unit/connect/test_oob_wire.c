@@ -1,11 +1,15 @@
 /*
- * test_oob_wire.c - what oob's side channel carries: the modex blob, the
- * handshake messages and the channel's keepalive frames round-trip exactly
- * (big-endian whatever the host, the message layout unchanged from version
- * 1), and the decoders refuse truncated, foreign, other-version and
- * malformed data, reading only the bytes they were given. A keepalive is
- * told from a CPC message by its magic alone, so oob's and xoob's messages
- * are passed on, never taken for keepalives.
+ * test_oob_wire.c - what oob's side channel carries: the modex blob (with
+ * the process token), the handshake messages (with nonce, echo and MAC) and
+ * the channel's keepalive frames round-trip exactly (big-endian whatever
+ * the host, the documented layout byte for byte), and the decoders refuse
+ * truncated, foreign, other-version and malformed data, reading only the
+ * bytes they were given. The MAC fails on every mutated byte of a frame and
+ * under any other key. The receivers' check sequences (oob_check_incoming,
+ * oob_check_answer, oob_check_source) give each refusal its reason, in the
+ * documented order, and a frame refused before the freshness check leaves
+ * the replay memory untouched. A keepalive is told from a CPC message by
+ * its magic alone.
  */
 #include "opal_config.h"
 #include "opal/constants.h"
@@ -17,8 +21,18 @@
 #include "connect/cpc_xoob_wire.h"
 #include "tests/unit/connect/cpc_test.h"
 
-static const uint8_t id_a[OOB_ID_LEN] = { 1, 0, 0, 0, 7, 0, 0, 0 };
-static const uint8_t id_b[OOB_ID_LEN] = { 1, 0, 0, 0, 9, 0, 0, 0 };
+/* names as Open MPI lays them out (host order): jobid 1, vpids 7 and 9 */
+static uint8_t id_a[OOB_ID_LEN], id_b[OOB_ID_LEN];
+static const uint8_t key_a[OPENIB_AUTH_TOKEN_LEN] = "token-of-proc-a";
+static const uint8_t key_b[OPENIB_AUTH_TOKEN_LEN] = "token-of-proc-b";
+static const uint8_t nonce1[OPENIB_AUTH_NONCE_LEN] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+static const uint8_t nonce2[OPENIB_AUTH_NONCE_LEN] = { 9, 9, 9, 9, 9, 9, 9, 9 };
+
+static void make_id(uint8_t *id, uint32_t jobid, uint32_t vpid)
+{
+    memcpy(id, &jobid, 4);
+    memcpy(id + 4, &vpid, 4);
+}
 
 /* Run a decoder on a heap copy of exactly len bytes, so a read past the
  * end is caught by ASan/valgrind if anyone runs them. */
@@ -50,10 +64,31 @@ static void sample_qp(struct openib_cpc_qp_info *q, int n)
     q->mailbox_addr = 0x7f1122334455667full;
 }
 
+/* A frame from a to b (type, reason, q, nonce, echo), sealed with key. */
+static int encode_msg(uint8_t *buf, enum oob_type type, uint16_t reason,
+                      const struct openib_cpc_qp_info *q, const uint8_t *nonce,
+                      const uint8_t *echo, const uint8_t *key)
+{
+    struct oob_msg m = { .type = type, .reason = reason };
+
+    memcpy(m.src, id_a, OOB_ID_LEN);
+    memcpy(m.dst, id_b, OOB_ID_LEN);
+    if (q) {
+        m.q = *q;
+    }
+    if (nonce) {
+        memcpy(m.nonce, nonce, OPENIB_AUTH_NONCE_LEN);
+    }
+    if (echo) {
+        memcpy(m.echo, echo, OPENIB_AUTH_NONCE_LEN);
+    }
+    return oob_msg_encode(buf, OOB_MSG_SIZE, &m, key);
+}
+
 static void blob(void)
 {
     uint32_t addrs[OOB_MAX_ADDRS], out[OOB_MAX_ADDRS];
-    uint8_t buf[255], *c;
+    uint8_t buf[255], tok[OPENIB_AUTH_TOKEN_LEN], *c;
     uint16_t port = 0;
     size_t len, cut;
     int naddr, n = 0, version = 0, i;
@@ -62,46 +97,55 @@ static void blob(void)
         addrs[i] = 0x0a000001u + (uint32_t) i;
     }
     for (naddr = 1; naddr <= OOB_MAX_ADDRS; ++naddr) {
-        CHECK_EQ(oob_blob_encode(buf, sizeof(buf), addrs, naddr, 0x1234, &len), OPAL_SUCCESS);
-        CHECK_EQ(len, 4 + 4 * naddr);
+        CHECK_EQ(oob_blob_encode(buf, sizeof(buf), addrs, naddr, 0x1234, key_a, &len),
+                 OPAL_SUCCESS);
+        CHECK_EQ(len, 4 + 16 + 4 * naddr);
         CHECK_EQ(buf[0], OOB_BLOB_VERSION);
+        CHECK(0 == memcmp(buf + 4, key_a, 16)); /* the layout: token after the port */
         c = exact(buf, len);
-        CHECK_EQ(oob_blob_decode(c, len, out, &n, &port, &version), OPAL_SUCCESS);
+        memset(tok, 0, sizeof(tok));
+        CHECK_EQ(oob_blob_decode(c, len, out, &n, &port, tok, &version), OPAL_SUCCESS);
         free(c);
         CHECK_EQ(n, naddr);
         CHECK_EQ(port, 0x1234);
         CHECK_EQ(version, OOB_BLOB_VERSION);
         CHECK(0 == memcmp(out, addrs, 4 * (size_t) naddr));
+        CHECK(0 == memcmp(tok, key_a, sizeof(tok)));
     }
     /* encoder limits */
-    CHECK_EQ(oob_blob_encode(buf, sizeof(buf), addrs, 0, 1, &len), OPAL_ERR_BAD_PARAM);
-    CHECK_EQ(oob_blob_encode(buf, sizeof(buf), addrs, OOB_MAX_ADDRS + 1, 1, &len),
+    CHECK_EQ(oob_blob_encode(buf, sizeof(buf), addrs, 0, 1, key_a, &len), OPAL_ERR_BAD_PARAM);
+    CHECK_EQ(oob_blob_encode(buf, sizeof(buf), addrs, OOB_MAX_ADDRS + 1, 1, key_a, &len),
              OPAL_ERR_BAD_PARAM);
-    CHECK_EQ(oob_blob_encode(buf, 4 + 4 * 2 - 1, addrs, 2, 1, &len), OPAL_ERR_OUT_OF_RESOURCE);
+    CHECK_EQ(oob_blob_encode(buf, sizeof(buf), addrs, 1, 1, NULL, &len), OPAL_ERR_BAD_PARAM);
+    CHECK_EQ(oob_blob_encode(buf, 4 + 16 + 4 * 2 - 1, addrs, 2, 1, key_a, &len),
+             OPAL_ERR_OUT_OF_RESOURCE);
 
     /* every truncation, and a trailing byte */
-    CHECK_EQ(oob_blob_encode(buf, sizeof(buf), addrs, 2, 0x1234, &len), OPAL_SUCCESS);
+    CHECK_EQ(oob_blob_encode(buf, sizeof(buf), addrs, 2, 0x1234, key_a, &len), OPAL_SUCCESS);
     for (cut = 0; cut < len; ++cut) {
         c = exact(buf, cut);
-        CHECK_EQ(oob_blob_decode(c, cut, out, &n, &port, NULL), OPAL_ERR_BAD_PARAM);
+        CHECK_EQ(oob_blob_decode(c, cut, out, &n, &port, tok, NULL), OPAL_ERR_BAD_PARAM);
         free(c);
     }
     buf[len] = 0;
-    CHECK_EQ(oob_blob_decode(buf, len + 1, out, &n, &port, NULL), OPAL_ERR_BAD_PARAM);
-    /* a version-1 peer (no keepalives): refused, and the version is said */
-    buf[0] = 1;
-    CHECK_EQ(oob_blob_decode(buf, len, out, &n, &port, &version), OPAL_ERR_NOT_SUPPORTED);
-    CHECK_EQ(version, 1);
+    CHECK_EQ(oob_blob_decode(buf, len + 1, out, &n, &port, NULL, NULL), OPAL_ERR_BAD_PARAM);
+    /* older peers (1: no keepalives, 2: no token): refused, the version said */
+    for (i = 1; i <= 2; ++i) {
+        buf[0] = (uint8_t) i;
+        CHECK_EQ(oob_blob_decode(buf, len, out, &n, &port, NULL, &version),
+                 OPAL_ERR_NOT_SUPPORTED);
+        CHECK_EQ(version, i);
+    }
     buf[0] = OOB_BLOB_VERSION + 1;
-    CHECK_EQ(oob_blob_decode(buf, len, out, &n, &port, NULL), OPAL_ERR_NOT_SUPPORTED);
+    CHECK_EQ(oob_blob_decode(buf, len, out, &n, &port, NULL, NULL), OPAL_ERR_NOT_SUPPORTED);
     buf[0] = OOB_BLOB_VERSION;
     /* address counts out of range */
     buf[1] = 0;
-    CHECK_EQ(oob_blob_decode(buf, 4, out, &n, &port, NULL), OPAL_ERR_BAD_PARAM);
+    CHECK_EQ(oob_blob_decode(buf, 20, out, &n, &port, NULL, NULL), OPAL_ERR_BAD_PARAM);
     buf[1] = OOB_MAX_ADDRS + 1;
-    CHECK_EQ(oob_blob_decode(buf, 4 + 4 * (OOB_MAX_ADDRS + 1), out, &n, &port, NULL),
+    CHECK_EQ(oob_blob_decode(buf, 20 + 4 * (OOB_MAX_ADDRS + 1), out, &n, &port, NULL, NULL),
              OPAL_ERR_BAD_PARAM);
-    CHECK_EQ(oob_blob_decode(NULL, 8, out, &n, &port, NULL), OPAL_ERR_BAD_PARAM);
+    CHECK_EQ(oob_blob_decode(NULL, 8, out, &n, &port, NULL, NULL), OPAL_ERR_BAD_PARAM);
 }
 
 static void messages(void)
@@ -114,7 +158,7 @@ static void messages(void)
 
     for (n = 0; n <= OPENIB_CPC_MAX_QPS; ++n) {
         sample_qp(&q, n);
-        CHECK_EQ(oob_msg_encode(buf, sizeof(buf), OOB_REQ, 0, id_a, id_b, &q), OPAL_SUCCESS);
+        CHECK_EQ(encode_msg(buf, OOB_REQ, 0, &q, nonce1, nonce2, key_b), OPAL_SUCCESS);
         c = exact(buf, sizeof(buf));
         CHECK_EQ(oob_msg_decode(c, sizeof(buf), &m), OPAL_SUCCESS);
         free(c);
@@ -130,43 +174,51 @@ static void messages(void)
         CHECK_EQ(m.q.rq_layout, q.rq_layout);
         CHECK_EQ(m.q.mailbox_rkey, q.mailbox_rkey);
         CHECK(m.q.mailbox_addr == q.mailbox_addr);
+        CHECK(0 == memcmp(m.nonce, nonce1, 8));
+        CHECK(0 == memcmp(m.echo, nonce2, 8));
     }
-    /* the version-1 layout, byte for byte: magic "OIBO", version, type,
-     * reason, ids, then the QP data big-endian */
-    CHECK_EQ(oob_msg_encode(buf, sizeof(buf), OOB_REJ, OOB_REJ_NO_ENDPOINT, id_a, id_b, NULL),
+    /* the version-2 layout, byte for byte: magic "OIBO", version, type,
+     * reason, ids, the QP data big-endian, nonce, echo, MAC */
+    CHECK_EQ(encode_msg(buf, OOB_REJ, OOB_REJ_NO_ENDPOINT, NULL, nonce1, nonce2, key_b),
              OPAL_SUCCESS);
-    CHECK(0 == memcmp(buf, "OIBO\x01\x04\x00\x02", 8));
+    CHECK(0 == memcmp(buf, "OIBO\x02\x04\x00\x02", 8));
     CHECK(0 == memcmp(buf + 8, id_a, OOB_ID_LEN));
+    CHECK(0 == memcmp(buf + 16, id_b, OOB_ID_LEN));
     sample_qp(&q, 3);
-    CHECK_EQ(oob_msg_encode(buf, sizeof(buf), OOB_REP, 0, id_a, id_b, &q), OPAL_SUCCESS);
+    CHECK_EQ(encode_msg(buf, OOB_REP, 0, &q, nonce1, nonce2, key_b), OPAL_SUCCESS);
     CHECK(0 == memcmp(buf + 24, "\x00\x00\x10\x00", 4));   /* mtu */
     CHECK(0 == memcmp(buf + 44, "\xbe\xef\x03\x00", 4));   /* lid, num_qps */
     CHECK(0 == memcmp(buf + 48, "\x00\xab\xcd\x00", 4));   /* qpn[0] */
     CHECK(0 == memcmp(buf + 120, "\x7f\x11\x22\x33\x44\x55\x66\x7f", 8)); /* mailbox */
+    CHECK(0 == memcmp(buf + 128, nonce1, 8));
+    CHECK(0 == memcmp(buf + 136, nonce2, 8));
+    CHECK(openib_auth_verify(key_b, buf, OOB_MSG_SIZE, 144)); /* MAC at 144, whole frame */
 
-    /* every type; a REJ's reason */
+    /* every type; a REJ's reason; QP data only in REQ and REP */
     for (t = OOB_REQ; t <= OOB_REJ; ++t) {
-        CHECK_EQ(oob_msg_encode(buf, sizeof(buf), (enum oob_type) t, 0x0102, id_a, id_b, NULL),
+        CHECK_EQ(encode_msg(buf, (enum oob_type) t, 0x0102, &q, nonce1, NULL, key_b),
                  OPAL_SUCCESS);
         CHECK_EQ(oob_msg_decode(buf, sizeof(buf), &m), OPAL_SUCCESS);
         CHECK_EQ(m.type, t);
         CHECK_EQ(m.reason, 0x0102);
-        CHECK_EQ(m.q.num_qps, 0);
+        CHECK_EQ(m.q.num_qps, t == OOB_REQ || t == OOB_REP ? 3 : 0);
     }
-    /* truncations: everything short of the used 128 bytes */
-    sample_qp(&q, 3);
-    CHECK_EQ(oob_msg_encode(buf, sizeof(buf), OOB_REQ, 0, id_a, id_b, &q), OPAL_SUCCESS);
-    for (cut = 0; cut < 128; ++cut) {
+    /* truncations: everything short of the 160 bytes used */
+    CHECK_EQ(encode_msg(buf, OOB_REQ, 0, &q, nonce1, NULL, key_b), OPAL_SUCCESS);
+    for (cut = 0; cut < OOB_MSG_SIZE; ++cut) {
         c = exact(buf, cut);
-        CHECK_EQ(oob_msg_decode(c, cut, &m), OPAL_ERR_BAD_PARAM);
+        CHECK(OPAL_SUCCESS != oob_msg_decode(c, cut, &m));
         free(c);
     }
-    c = exact(buf, 128);
-    CHECK_EQ(oob_msg_decode(c, 128, &m), OPAL_SUCCESS);
-    free(c);
-    CHECK_EQ(oob_msg_encode(buf, 127, OOB_REQ, 0, id_a, id_b, &q), OPAL_ERR_BAD_PARAM);
-    /* another version, a foreign magic, a bad type, too many QPs */
-    CHECK_EQ(oob_msg_encode(buf, sizeof(buf), OOB_REQ, 0, id_a, id_b, &q), OPAL_SUCCESS);
+    {
+        struct oob_msg in = { .type = OOB_REQ };
+        CHECK_EQ(oob_msg_encode(buf, OOB_MSG_SIZE - 1, &in, key_b), OPAL_ERR_BAD_PARAM);
+        CHECK_EQ(oob_msg_encode(buf, OOB_MSG_SIZE, &in, NULL), OPAL_ERR_BAD_PARAM);
+    }
+    /* another version (1 included), a foreign magic, a bad type, too many QPs */
+    CHECK_EQ(encode_msg(buf, OOB_REQ, 0, &q, nonce1, NULL, key_b), OPAL_SUCCESS);
+    buf[4] = 1;
+    CHECK_EQ(oob_msg_decode(buf, sizeof(buf), &m), OPAL_ERR_NOT_SUPPORTED);
     buf[4] = OOB_MSG_VERSION + 1;
     CHECK_EQ(oob_msg_decode(buf, sizeof(buf), &m), OPAL_ERR_NOT_SUPPORTED);
     buf[4] = OOB_MSG_VERSION;
@@ -181,7 +233,159 @@ static void messages(void)
     buf[46] = OPENIB_CPC_MAX_QPS + 1;
     CHECK_EQ(oob_msg_decode(buf, sizeof(buf), &m), OPAL_ERR_BAD_PARAM);
     q.num_qps = OPENIB_CPC_MAX_QPS + 1;
-    CHECK_EQ(oob_msg_encode(buf, sizeof(buf), OOB_REQ, 0, id_a, id_b, &q), OPAL_ERR_BAD_PARAM);
+    CHECK_EQ(encode_msg(buf, OOB_REQ, 0, &q, nonce1, NULL, key_b), OPAL_ERR_BAD_PARAM);
+}
+
+/* The MAC covers every byte: each single-bit flip anywhere, the MAC field
+ * included, is caught; so is any other key. */
+static void mac(void)
+{
+    struct openib_cpc_qp_info q;
+    uint8_t buf[OOB_MSG_SIZE];
+    uint8_t other[OPENIB_AUTH_TOKEN_LEN];
+    size_t i;
+    int bit, missed = 0;
+
+    sample_qp(&q, 2);
+    CHECK_EQ(encode_msg(buf, OOB_REQ, 0, &q, nonce1, NULL, key_b), OPAL_SUCCESS);
+    CHECK(openib_auth_verify(key_b, buf, OOB_MSG_SIZE, 144));
+    CHECK(!openib_auth_verify(key_a, buf, OOB_MSG_SIZE, 144));
+    for (i = 0; i < sizeof(other); ++i) {
+        memcpy(other, key_b, sizeof(other));
+        other[i] ^= 1;
+        missed += openib_auth_verify(other, buf, OOB_MSG_SIZE, 144);
+    }
+    for (i = 0; i < OOB_MSG_SIZE; ++i) {
+        for (bit = 0; bit < 8; ++bit) {
+            buf[i] ^= (uint8_t) (1u << bit);
+            missed += openib_auth_verify(key_b, buf, OOB_MSG_SIZE, 144);
+            buf[i] ^= (uint8_t) (1u << bit);
+        }
+    }
+    CHECK_EQ(missed, 0);
+    CHECK(openib_auth_verify(key_b, buf, OOB_MSG_SIZE, 144)); /* restored */
+}
+
+static void membership(void)
+{
+    uint8_t x[OOB_ID_LEN];
+
+    /* b (vpid 9) checks a (vpid 7) */
+    CHECK(oob_is_member(id_a, id_b, 0));   /* size unknown: any vpid */
+    CHECK(oob_is_member(id_a, id_b, 8));
+    CHECK(!oob_is_member(id_a, id_b, 7));  /* vpid 7 of a 7-process job: none */
+    CHECK(!oob_is_member(id_b, id_b, 16)); /* ourselves */
+    make_id(x, 1, 0xffffffffu);
+    CHECK(!oob_is_member(x, id_b, 16));
+    make_id(x, 2, 7);                      /* another job: the MAC decides */
+    CHECK(oob_is_member(x, id_b, 16));
+}
+
+/* The responder's sequence, one refusal at a time, in order. */
+static void incoming(void)
+{
+    struct openib_auth_replay *r = calloc(1, sizeof(*r));
+    struct openib_cpc_qp_info q;
+    struct oob_msg m;
+    uint8_t buf[OOB_MSG_SIZE], self_c[OOB_ID_LEN], *c;
+    size_t cut;
+
+    sample_qp(&q, 2);
+    /* a well-formed REQ from a (vpid 7) to b, keyed with b's token */
+    CHECK_EQ(encode_msg(buf, OOB_REQ, 0, &q, nonce1, NULL, key_b), OPAL_SUCCESS);
+    /* refused before freshness: nothing remembered */
+    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_a, r, &m), OOB_BAD_MAC);
+    make_id(self_c, 1, 3);
+    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), self_c, 16, key_b, r, &m), OOB_WRONG_DST);
+    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 5, key_b, r, &m), OOB_NOT_MEMBER);
+    for (cut = 0; cut < OOB_MSG_SIZE; ++cut) {
+        c = exact(buf, cut);
+        CHECK_EQ(oob_check_incoming(c, cut, id_b, 16, key_b, r, &m), OOB_MALFORMED);
+        free(c);
+    }
+    CHECK_EQ(r->used, 0);
+    /* good once, then a replay */
+    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m), OOB_OK);
+    CHECK_EQ(m.q.num_qps, 2);
+    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m), OOB_REPLAY);
+    /* dst is checked before the MAC: a frame for another process of the
+     * job, even a genuine one, is refused as such */
+    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), self_c, 16, key_a, r, &m), OOB_WRONG_DST);
+    /* any mutated byte: refused (dst, membership or MAC, never OK) */
+    {
+        int i, ok = 0;
+        CHECK_EQ(encode_msg(buf, OOB_REQ, 0, &q, nonce2, NULL, key_b), OPAL_SUCCESS);
+        for (i = 0; i < OOB_MSG_SIZE; ++i) {
+            buf[i] ^= 0x40;
+            ok += OOB_OK == oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m);
+            buf[i] ^= 0x40;
+        }
+        CHECK_EQ(ok, 0);
+    }
+    /* an RTU passes the same checks; REP and REJ do not belong here */
+    CHECK_EQ(encode_msg(buf, OOB_RTU, 0, NULL, nonce2, nonce1, key_b), OPAL_SUCCESS);
+    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m), OOB_OK);
+    CHECK_EQ(m.type, OOB_RTU);
+    CHECK(0 == memcmp(m.echo, nonce1, 8));
+    CHECK_EQ(encode_msg(buf, OOB_REP, 0, &q, nonce1, NULL, key_b), OPAL_SUCCESS);
+    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m), OOB_MALFORMED);
+    /* garbage */
+    memset(buf, 0xa5, sizeof(buf));
+    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m), OOB_MALFORMED);
+    free(r);
+}
+
+/* The initiator's sequence for an answer. Here a is the initiator: the
+ * answer goes b -> a, so frames are built with the ids swapped. */
+static void answers(void)
+{
+    struct openib_cpc_qp_info q;
+    struct oob_msg m, out;
+    uint8_t buf[OOB_MSG_SIZE], other[OOB_ID_LEN];
+
+    sample_qp(&q, 1);
+    memset(&m, 0, sizeof(m));
+    m.type = OOB_REP;
+    memcpy(m.src, id_b, OOB_ID_LEN);
+    memcpy(m.dst, id_a, OOB_ID_LEN);
+    m.q = q;
+    memcpy(m.nonce, nonce2, 8);
+    memcpy(m.echo, nonce1, 8);
+    CHECK_EQ(oob_msg_encode(buf, sizeof(buf), &m, key_a), OPAL_SUCCESS);
+    CHECK_EQ(oob_check_answer(buf, sizeof(buf), id_a, id_b, key_a, nonce1, &out), OOB_OK);
+    CHECK_EQ(out.q.qpn[0], q.qpn[0]);
+    /* an answer to another request of ours */
+    CHECK_EQ(oob_check_answer(buf, sizeof(buf), id_a, id_b, key_a, nonce2, &out), OOB_REPLAY);
+    CHECK_EQ(oob_check_answer(buf, sizeof(buf), id_a, id_b, key_b, nonce1, &out), OOB_BAD_MAC);
+    make_id(other, 1, 3);
+    CHECK_EQ(oob_check_answer(buf, sizeof(buf), id_a, other, key_a, nonce1, &out),
+             OOB_WRONG_SRC);
+    CHECK_EQ(oob_check_answer(buf, sizeof(buf), other, id_b, key_a, nonce1, &out),
+             OOB_WRONG_DST);
+    CHECK_EQ(oob_check_answer(buf, 100, id_a, id_b, key_a, nonce1, &out), OOB_MALFORMED);
+    /* a REQ is no answer */
+    m.type = OOB_REQ;
+    CHECK_EQ(oob_msg_encode(buf, sizeof(buf), &m, key_a), OPAL_SUCCESS);
+    CHECK_EQ(oob_check_answer(buf, sizeof(buf), id_a, id_b, key_a, nonce1, &out),
+             OOB_MALFORMED);
+}
+
+static void source(void)
+{
+    const uint32_t pub[3] = { 0x0100000au, 0x0200000au, 0x0101a8c0u };
+
+    CHECK_EQ(oob_check_source(pub, 3, 0x0200000au), OOB_OK);
+    CHECK_EQ(oob_check_source(pub, 3, 0x0100007fu), OOB_BAD_SOURCE_ADDR);
+    CHECK_EQ(oob_check_source(pub, 0, 0x0100000au), OOB_BAD_SOURCE_ADDR);
+    /* the reason tokens a log grep relies on */
+    CHECK_STR_HAS(oob_refusal_name(OOB_BAD_MAC), "bad-mac");
+    CHECK_STR_HAS(oob_refusal_name(OOB_NOT_MEMBER), "not-member");
+    CHECK_STR_HAS(oob_refusal_name(OOB_WRONG_DST), "wrong-dst");
+    CHECK_STR_HAS(oob_refusal_name(OOB_REPLAY), "replay");
+    CHECK_STR_HAS(oob_refusal_name(OOB_BAD_SOURCE_ADDR), "bad-source-addr");
+    CHECK_STR_HAS(oob_refusal_name(OOB_MALFORMED), "malformed");
+    CHECK_STR_HAS(oob_refusal_name(OOB_CAP), "cap");
+    CHECK_STR_HAS(oob_refusal_name(OOB_REFUSAL_MAX), "unknown");
 }
 
 static void keepalives(void)
@@ -228,9 +432,9 @@ static void keepalives(void)
     CHECK_EQ(oob_ka_encode(buf, 7, &k), OPAL_ERR_BAD_PARAM);
 
     /* the CPCs' messages are not keepalives: passed on */
-    CHECK_EQ(oob_msg_encode(buf, sizeof(buf), OOB_REQ, 0, id_a, id_b, NULL), OPAL_SUCCESS);
+    CHECK_EQ(encode_msg(buf, OOB_REQ, 0, NULL, NULL, NULL, key_b), OPAL_SUCCESS);
     CHECK_EQ(oob_ka_decode(buf, sizeof(buf), &out), OPAL_ERR_NOT_FOUND);
-    CHECK_EQ(xoob_msg_encode(&xm, buf, sizeof(buf)), OPAL_SUCCESS);
+    CHECK_EQ(xoob_msg_encode(&xm, buf, sizeof(buf), key_b), OPAL_SUCCESS);
     CHECK_EQ(oob_ka_decode(buf, sizeof(buf), &out), OPAL_ERR_NOT_FOUND);
     /* and a keepalive is neither an oob nor a xoob message */
     CHECK_EQ(oob_ka_encode(buf, sizeof(buf), &k), OPAL_SUCCESS);
@@ -244,8 +448,15 @@ static void keepalives(void)
 
 int main(void)
 {
+    make_id(id_a, 1, 7);
+    make_id(id_b, 1, 9);
     blob();
     messages();
+    mac();
+    membership();
+    incoming();
+    answers();
+    source();
     keepalives();
     return test_report("test_oob_wire");
 }

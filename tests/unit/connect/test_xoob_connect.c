@@ -9,6 +9,13 @@
  * is refused by the responder and fails every waiting endpoint with the
  * reason. Without XRC ops or on a port without XRC, query declines.
  *
+ * Authentication: the responder answers only requests sealed with its
+ * token, meant for it, from its job: a stranger's forged request, a
+ * request for another process and a replayed request each make no target
+ * QP and get no answer (the session is closed), and each is logged at
+ * verbose 1 with "refused", the source address and its reason token. A
+ * member asking for more target QPs than the cap is refused (logged "cap").
+ *
  * A busy peer is not a dead one (btl_openib_connect_xoob_timeout 1 s here):
  *   - busy: the responder is another process that does not progress for
  *     three timeouts (it "computes outside MPI"); its side-channel thread
@@ -34,6 +41,7 @@
 
 #include "opal/runtime/opal.h"
 
+#include "connect/cpc_auth.h"
 #include "connect/cpc_oob.h"
 #include "connect/cpc_xoob.h"
 #include "connect/cpc_xoob_wire.h"
@@ -177,11 +185,37 @@ static void cb_failed(void *btl_ep, int rc, const char *why)
     snprintf(e->why, sizeof(e->why), "%s", why ? why : "");
 }
 
+/* The responder's endpoint for the initiator (the BTL makes it on demand:
+ * endpoint_for_peer); the one this test set up, when the name matches. */
+static struct fake_ep *responder;
+
+static struct openib_cpc_endpoint *cb_for_peer(void *btl, const void *peer_id, size_t len,
+                                               char *why, size_t why_len)
+{
+    (void) btl;
+    if (responder && 8 == len && 0 == memcmp(peer_id, responder->peer_id, 8)) {
+        return &responder->cep;
+    }
+    snprintf(why, why_len, "no such process");
+    return NULL;
+}
+
 static const struct openib_cpc_btl_ops fake_btl_ops = {
     .size = sizeof(struct openib_cpc_btl_ops),
     .connect_complete = cb_complete,
     .connect_failed = cb_failed,
+    .endpoint_for_peer = cb_for_peer,
 };
+
+/* Verbose lines, for the refusals. */
+static char log_buf[16384];
+
+static void log_hook(const char *line)
+{
+    size_t n = strlen(log_buf);
+
+    snprintf(log_buf + n, sizeof(log_buf) - n, "%s\n", line);
+}
 
 static void port_for(struct openib_cpc_port *p, struct fake_btl *b, uint8_t gid_last)
 {
@@ -227,6 +261,20 @@ static void ep_for(struct fake_ep *e, const struct openib_cpc_module *peer_mod,
     e->cep.peer_port = &e->peer_port;
 }
 
+/* Module rm's endpoint towards the initiator (ini_mod's process, vpid
+ * byte 1), as process `vpid`: the responder learns its name from it and
+ * finds the initiator's token and addresses in it. */
+static void responder_for(struct fake_ep *r, struct openib_cpc_module *rm,
+                          const struct openib_cpc_module *ini_mod,
+                          const struct openib_cpc_port *ini_port, uint8_t vpid)
+{
+    ep_for(r, ini_mod, ini_port, 1, 1);
+    r->local_id[7] = vpid;
+    r->peer_id[7] = 1;
+    CHECK_EQ(rm->endpoint_init(rm, &r->cep), OPAL_SUCCESS);
+    responder = r;
+}
+
 /* Progress until cond holds or 10 s pass. */
 #define PROGRESS_UNTIL(cond)                                                   \
     do {                                                                       \
@@ -262,7 +310,7 @@ static void shared_send_qp(void)
     struct fake_btl bb = { .srqn = { 21, 22 }, .nsrq = 2, .layout = 0x77 };
     struct openib_cpc_port pa, pb;
     struct openib_cpc_module *ma = NULL, *mb = NULL;
-    struct fake_ep e[4];
+    struct fake_ep e[4], r;
     char why[160] = "";
     int i;
 
@@ -284,6 +332,7 @@ static void shared_send_qp(void)
         CHECK_EQ(b.srqn[0], 21);
         CHECK_EQ(b.srqn[1], 22);
     }
+    responder_for(&r, mb, ma, &pa, 10); /* the driver's peer answers */
     /* A's endpoints to three processes of B's node, then a late fourth */
     for (i = 0; i < 4; ++i) {
         ep_for(&e[i], mb, &pb, 1000u * (uint32_t) (i + 1), (uint8_t) (10 + i));
@@ -319,6 +368,8 @@ static void shared_send_qp(void)
         CHECK_EQ(e[i].detached, 1);
         CHECK_EQ(ba.qp_destroyed, i == 3 ? 1 : 0);
     }
+    mb->endpoint_finalize(mb, &r.cep);
+    responder = NULL;
     ma->finalize(ma);
     mb->finalize(mb);
 }
@@ -329,7 +380,7 @@ static void layout_mismatch(void)
     struct fake_btl bb = { .srqn = { 21, 22 }, .nsrq = 2, .layout = 0x78 };
     struct openib_cpc_port pa, pb;
     struct openib_cpc_module *ma = NULL, *mb = NULL;
-    struct fake_ep e[2];
+    struct fake_ep e[2], r;
     char why[160] = "";
     int i;
 
@@ -342,6 +393,7 @@ static void layout_mismatch(void)
         test_failures++;
         return;
     }
+    responder_for(&r, mb, ma, &pa, 20);
     for (i = 0; i < 2; ++i) {
         ep_for(&e[i], mb, &pb, 100, (uint8_t) (20 + i));
         CHECK_EQ(ma->endpoint_init(ma, &e[i].cep), OPAL_SUCCESS);
@@ -362,6 +414,172 @@ static void layout_mismatch(void)
         ma->endpoint_finalize(ma, &e[i].cep);
     }
     CHECK_EQ(ba.qp_destroyed, 1); /* the QP made for the failed attempt too */
+    mb->endpoint_finalize(mb, &r.cep);
+    responder = NULL;
+    ma->finalize(ma);
+    mb->finalize(mb);
+}
+
+/* ---- a hostile client on the responder's side channel ---- */
+
+static int raw_connect(uint32_t addr, uint16_t port)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = addr,
+                              .sin_port = htons(port) };
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    if (fd >= 0 && 0 != connect(fd, (struct sockaddr *) &sa, sizeof(sa))) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* Send one frame on a new session and progress until the responder
+ * answers or closes: 1 and the answer in ans, 0 when closed unanswered,
+ * -1 on neither within 10 s. */
+static int exchange(uint32_t addr, uint16_t port, const uint8_t *frame, uint8_t *ans)
+{
+    time_t end = time(NULL) + 10;
+    size_t got = 0;
+    int fd = raw_connect(addr, port), res = -1;
+
+    if (fd < 0 || OOB_MSG_SIZE != write(fd, frame, OOB_MSG_SIZE)) {
+        if (fd >= 0) {
+            close(fd);
+        }
+        return -1;
+    }
+    while (time(NULL) < end) {
+        ssize_t n;
+
+        openib_cpc_oob_progress();
+        n = recv(fd, ans + got, OOB_MSG_SIZE - got, MSG_DONTWAIT);
+        if (n > 0) {
+            got += (size_t) n;
+            if (OOB_MSG_SIZE == got) {
+                res = 1;
+                break;
+            }
+        } else if (0 == n) {
+            res = 0;
+            break;
+        }
+    }
+    close(fd);
+    return res;
+}
+
+/* A REQ from vpid byte 1 to vpid byte `to`, sealed with key. */
+static void forge(uint8_t *buf, uint8_t to, uint32_t send_qpn, uint32_t layout,
+                  const uint8_t *key, uint8_t *nonce)
+{
+    struct xoob_msg m = { .type = XOOB_REQ, .qpn = send_qpn, .psn = 7, .mtu = 1024,
+                          .rq_layout = layout };
+
+    m.src[7] = 1;
+    m.dst[7] = to;
+    CHECK_EQ(openib_auth_nonce(m.nonce), OPAL_SUCCESS);
+    if (nonce) {
+        memcpy(nonce, m.nonce, OPENIB_AUTH_NONCE_LEN);
+    }
+    CHECK_EQ(xoob_msg_encode(&m, buf, OOB_MSG_SIZE, key), OPAL_SUCCESS);
+}
+
+static void strangers(void)
+{
+    struct fake_btl ba = { .srqn = { 11, 12 }, .nsrq = 2, .layout = 0x77 };
+    struct fake_btl bb = { .srqn = { 21, 22 }, .nsrq = 2, .layout = 0x77 };
+    const uint8_t *token = openib_auth_local_token(); /* one process: every token */
+    struct openib_cpc_port pa, pb;
+    struct openib_cpc_module *ma = NULL, *mb = NULL;
+    uint8_t req[OOB_MSG_SIZE], ans[OOB_MSG_SIZE], nonce[OPENIB_AUTH_NONCE_LEN];
+    uint8_t wrong_key[OPENIB_AUTH_TOKEN_LEN];
+    uint8_t self[XOOB_ID_LEN] = { 0 }, ini[XOOB_ID_LEN] = { 0 };
+    struct xoob_msg out;
+    struct xoob_blob b;
+    struct fake_ep r;
+    char why[160] = "", expect[160];
+    uint32_t q;
+
+    openib_cpc_xoob_set_btl_ops(&fake_ops);
+    port_for(&pa, &ba, 11);
+    port_for(&pb, &bb, 12);
+    CHECK_EQ(openib_cpc_xoob_component.query(&pa, 60, &ma, why, sizeof(why)), OPAL_SUCCESS);
+    CHECK_EQ(openib_cpc_xoob_component.query(&pb, 60, &mb, why, sizeof(why)), OPAL_SUCCESS);
+    if (NULL == ma || NULL == mb || NULL == token) {
+        test_failures++;
+        return;
+    }
+    CHECK_EQ(xoob_blob_decode(mb->blob, mb->blob_len, &b), OPAL_SUCCESS);
+    responder_for(&r, mb, ma, &pa, 10);
+    self[7] = 10;
+    ini[7] = 1;
+    log_buf[0] = 0;
+    openib_connect_set_log_hook(log_hook);
+    openib_connect_set_verbose(-1, 1);
+
+    /* garbage, a wrong key, another process's request: no answer, nothing made */
+    memset(req, 0x5a, sizeof(req));
+    CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 0);
+    memcpy(wrong_key, token, sizeof(wrong_key));
+    wrong_key[0] ^= 1;
+    forge(req, 10, 0x900, 0x77, wrong_key, NULL);
+    CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 0);
+    forge(req, 11, 0x900, 0x77, token, NULL);
+    CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 0);
+    CHECK_EQ(bb.tgt_made, 0);
+    /* a member's request: answered, sealed with its token, echoing */
+    forge(req, 10, 0x900, 0x77, token, nonce);
+    CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 1);
+    CHECK_EQ(xoob_check_answer(ans, sizeof(ans), ini, self, token, nonce, &out), OOB_OK);
+    CHECK_EQ(out.type, XOOB_REP);
+    CHECK_EQ(bb.tgt_made, 1);
+    /* the same bytes again: a replay, no answer, nothing made */
+    CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 0);
+    CHECK_EQ(bb.tgt_made, 1);
+    /* the cap: a few send QPs per process, then REJ */
+    for (q = 1; q < 4; ++q) {
+        forge(req, 10, 0x900 + q, 0x77, token, nonce);
+        CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 1);
+        CHECK_EQ(xoob_check_answer(ans, sizeof(ans), ini, self, token, nonce, &out), OOB_OK);
+        CHECK_EQ(out.type, XOOB_REP);
+    }
+    CHECK_EQ(bb.tgt_made, 4);
+    forge(req, 10, 0x9ff, 0x77, token, nonce);
+    CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 1);
+    CHECK_EQ(xoob_check_answer(ans, sizeof(ans), ini, self, token, nonce, &out), OOB_OK);
+    CHECK_EQ(out.type, XOOB_REJ);
+    CHECK_EQ(bb.tgt_made, 4);
+    /* a repeated request for a send QP it has: the same target QP, no new one */
+    forge(req, 10, 0x901, 0x77, token, nonce);
+    CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 1);
+    CHECK_EQ(xoob_check_answer(ans, sizeof(ans), ini, self, token, nonce, &out), OOB_OK);
+    CHECK_EQ(out.type, XOOB_REP);
+    /* a member's wrong queue layout: REJ with the parameter named, nothing made */
+    forge(req, 10, 0x901, 0x78, token, nonce);
+    CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 1);
+    CHECK_EQ(xoob_check_answer(ans, sizeof(ans), ini, self, token, nonce, &out), OOB_OK);
+    CHECK_EQ(out.type, XOOB_REJ);
+    CHECK_STR_HAS(out.why, "btl_openib_receive_queues");
+
+    /* each refusal in the log: "refused", the source address, the reason */
+    {
+        char addr[INET_ADDRSTRLEN];
+        const char *reasons[] = { "malformed", "bad-mac", "wrong-dst", "replay", "cap" };
+        size_t i;
+
+        inet_ntop(AF_INET, &b.addrs[0], addr, sizeof(addr));
+        for (i = 0; i < sizeof(reasons) / sizeof(reasons[0]); ++i) {
+            snprintf(expect, sizeof(expect), "openib: xoob: refused %s from %s: %s",
+                     i ? "request" : "frame", addr, reasons[i]);
+            CHECK_STR_HAS(log_buf, expect);
+        }
+    }
+    openib_connect_set_log_hook(NULL);
+    openib_connect_set_verbose(-1, 0);
+    mb->endpoint_finalize(mb, &r.cep);
+    responder = NULL;
     ma->finalize(ma);
     mb->finalize(mb);
 }
@@ -390,9 +608,11 @@ static void progress_for(long ms)
  * finish. Exits 0 if it made exactly one target QP. */
 static void busy_child(int blob_fd, int go_fd)
 {
+    struct fake_btl ba = { .nsrq = 2 };
     struct fake_btl bb = { .srqn = { 31, 32 }, .nsrq = 2, .layout = 0x77 };
-    struct openib_cpc_port pb;
-    struct openib_cpc_module *mb = NULL;
+    struct openib_cpc_port pa, pb;
+    struct openib_cpc_module *mb = NULL, ini;
+    struct fake_ep r;
     char why[160] = "", c;
     time_t end;
 
@@ -401,9 +621,17 @@ static void busy_child(int blob_fd, int go_fd)
     if (OPAL_SUCCESS != openib_cpc_xoob_component.query(&pb, 60, &mb, why, sizeof(why))) {
         _exit(2);
     }
+    /* the blobs go both ways, as through the modex */
+    openib_cpc_module_init(&ini);
+    port_for(&pa, &ba, 5);
     if (write(blob_fd, &mb->blob_len, 1) != 1 ||
         write(blob_fd, mb->blob, mb->blob_len) != (ssize_t) mb->blob_len ||
-        read(go_fd, &c, 1) != 1) { /* busy: not in MPI, no progress */
+        read(go_fd, &ini.blob_len, 1) != 1 ||
+        read(go_fd, ini.blob, ini.blob_len) != (ssize_t) ini.blob_len) {
+        _exit(3);
+    }
+    responder_for(&r, mb, &ini, &pa, 30);
+    if (read(go_fd, &c, 1) != 1) { /* busy: not in MPI, no progress */
         _exit(3);
     }
     end = time(NULL) + 10;
@@ -450,6 +678,8 @@ static void busy_responder(void)
         waitpid(pid, NULL, 0);
         return;
     }
+    CHECK(1 == write(go[1], &ma->blob_len, 1) &&
+          (ssize_t) ma->blob_len == write(go[1], ma->blob, ma->blob_len));
     ep_for(&e, &peer, &pb, 700, 30);
     CHECK_EQ(ma->endpoint_init(ma, &e.cep), OPAL_SUCCESS);
     CHECK_EQ(ma->start_connect(ma, &e.cep), OPAL_SUCCESS);
@@ -561,6 +791,7 @@ int main(int argc, char **argv)
     declines();
     shared_send_qp();
     layout_mismatch();
+    strangers();
     /* the liveness cases with a 1 s silence bound, set the way a user does */
     setenv("OMPI_MCA_btl_openib_connect_xoob_timeout", "1", 1);
     if (OPAL_SUCCESS != opal_init_util(&argc, &argv)) {

@@ -3,7 +3,11 @@
  * round-trip exactly (big-endian on the wire whatever the host), the blob's
  * SRQ numbers survive for every count 1..8, and the decoders refuse
  * truncated, padded, foreign-version and malformed data, reading only the
- * bytes they were given.
+ * bytes they were given. The blob carries the process token; a message's
+ * MAC fails on every mutated byte and under any other key, and the
+ * receivers' check sequences (xoob_check_request / xoob_check_answer) give
+ * each refusal its reason in order, remembering a nonce only for a frame
+ * that passed every earlier check.
  */
 #include "opal_config.h"
 #include "opal/constants.h"
@@ -22,6 +26,7 @@ static void sample_blob(struct xoob_blob *b, int naddr, int nsrq)
     memset(b, 0, sizeof(*b));
     b->naddr = (uint8_t) naddr;
     b->port = 0xbeef;
+    memcpy(b->token, "0123456789abcdef", 16);
     for (i = 0; i < naddr; ++i) {
         b->addrs[i] = 0x0a000001u + (uint32_t) i;
     }
@@ -56,7 +61,7 @@ static void blob_round_trip(void)
         for (nsrq = 1; nsrq <= XOOB_MAX_SRQS; ++nsrq) {
             sample_blob(&in, naddr, nsrq);
             CHECK_EQ(xoob_blob_encode(&in, buf, sizeof(buf), &len), OPAL_SUCCESS);
-            CHECK_EQ(len, 4 + 4 * naddr + 8 + 1 + 4 * nsrq);
+            CHECK_EQ(len, 4 + 16 + 4 * naddr + 8 + 1 + 4 * nsrq);
             CHECK(len <= 255); /* fits a CPC blob */
             memset(&out, 0xee, sizeof(out));
             CHECK_EQ(decode_exact(buf, len, &out), OPAL_SUCCESS);
@@ -70,12 +75,13 @@ static void blob_round_trip(void)
     CHECK_EQ(buf[1], 1);
     CHECK_EQ(buf[2], 0xbe);
     CHECK_EQ(buf[3], 0xef);
-    CHECK_EQ(buf[8], 0x01);
-    CHECK_EQ(buf[15], 0x08);
-    CHECK_EQ(buf[16], 2);
-    CHECK_EQ(buf[17], 0x00);
-    CHECK_EQ(buf[18], 0xab);
-    CHECK_EQ(buf[20], 0xef);
+    CHECK(0 == memcmp(buf + 4, "0123456789abcdef", 16)); /* the token */
+    CHECK_EQ(buf[24], 0x01);
+    CHECK_EQ(buf[31], 0x08);
+    CHECK_EQ(buf[32], 2);
+    CHECK_EQ(buf[33], 0x00);
+    CHECK_EQ(buf[34], 0xab);
+    CHECK_EQ(buf[36], 0xef);
 }
 
 static void blob_rejects(void)
@@ -98,11 +104,13 @@ static void blob_rejects(void)
     memcpy(bad, buf, len);
     bad[0] = XOOB_BLOB_VERSION + 1;
     CHECK_EQ(decode_exact(bad, len, &out), OPAL_ERR_NOT_SUPPORTED);
-    /* version 1 (same layout, from before side-channel keepalives): refused */
+    /* versions 1 and 2 (no token): refused */
     bad[0] = 1;
     CHECK_EQ(decode_exact(bad, len, &out), OPAL_ERR_NOT_SUPPORTED);
+    bad[0] = 2;
+    CHECK_EQ(decode_exact(bad, len, &out), OPAL_ERR_NOT_SUPPORTED);
     /* cut after 2 addresses (an oob blob's shape, no node/SRQ part): not a xoob blob */
-    CHECK_EQ(decode_exact(buf, 4 + 4 * 2, &out), OPAL_ERR_BAD_PARAM);
+    CHECK_EQ(decode_exact(buf, 4 + 16 + 4 * 2, &out), OPAL_ERR_BAD_PARAM);
     /* counts out of range */
     memcpy(bad, buf, len);
     bad[1] = 0;
@@ -111,11 +119,11 @@ static void blob_rejects(void)
     bad[1] = XOOB_MAX_ADDRS + 1;
     CHECK_EQ(decode_exact(bad, len, &out), OPAL_ERR_BAD_PARAM);
     memcpy(bad, buf, len);
-    bad[4 + 8 + 8] = 0; /* nsrq */
+    bad[4 + 16 + 8 + 8] = 0; /* nsrq */
     CHECK_EQ(decode_exact(bad, len, &out), OPAL_ERR_BAD_PARAM);
-    bad[4 + 8 + 8] = 9;
+    bad[4 + 16 + 8 + 8] = 9;
     CHECK_EQ(decode_exact(bad, len, &out), OPAL_ERR_BAD_PARAM);
-    bad[4 + 8 + 8] = 4; /* claims one more SRQ than the bytes hold */
+    bad[4 + 16 + 8 + 8] = 4; /* claims one more SRQ than the bytes hold */
     CHECK_EQ(decode_exact(bad, len, &out), OPAL_ERR_BAD_PARAM);
     /* the encoder checks its input and its room */
     sample_blob(&in, 1, 0);
@@ -125,14 +133,45 @@ static void blob_rejects(void)
     sample_blob(&in, 1, 9);
     CHECK_EQ(xoob_blob_encode(&in, buf, sizeof(buf), &len), OPAL_ERR_BAD_PARAM);
     sample_blob(&in, 1, 1);
-    CHECK_EQ(xoob_blob_encode(&in, buf, 16, &len), OPAL_ERR_OUT_OF_RESOURCE);
+    CHECK_EQ(xoob_blob_encode(&in, buf, 32, &len), OPAL_ERR_OUT_OF_RESOURCE);
     CHECK_EQ(xoob_blob_decode(NULL, 10, &out), OPAL_ERR_BAD_PARAM);
+}
+
+static const uint8_t key_a[OPENIB_AUTH_TOKEN_LEN] = "token-of-proc-a";
+static const uint8_t key_b[OPENIB_AUTH_TOKEN_LEN] = "token-of-proc-b";
+
+static void sample_msg(struct xoob_msg *in)
+{
+    int i;
+
+    memset(in, 0, sizeof(*in));
+    in->type = XOOB_REQ;
+    in->reason = 0x1234;
+    /* names as Open MPI lays them out: jobid 3, vpids 1 and 2 */
+    in->src[0] = in->dst[0] = 3;
+    in->src[4] = 1;
+    in->dst[4] = 2;
+    in->qpn = 0x00abcdef;
+    in->psn = 0x00123456;
+    in->mtu = 4096;
+    in->rq_layout = 0xdeadbeef;
+    for (i = 0; i < 16; ++i) {
+        in->gid[i] = (uint8_t) (0x80 + i);
+    }
+    in->lid = 0x0102;
+    in->node_id = 0x1122334455667788ull;
+    strcpy(in->why, "why text");
+    for (i = 0; i < OPENIB_AUTH_NONCE_LEN; ++i) {
+        in->nonce[i] = (uint8_t) (0x10 + i);
+        in->echo[i] = (uint8_t) (0x20 + i);
+    }
 }
 
 static void messages(void)
 {
     struct xoob_msg in, out;
-    uint8_t buf[OOB_MSG_SIZE];
+    uint8_t buf[OOB_MSG_SIZE], *c;
+    size_t cut;
     int i;
 
     memset(&in, 0, sizeof(in));
@@ -152,8 +191,14 @@ static void messages(void)
     in.lid = 0x0102;
     in.node_id = 0x1122334455667788ull;
     strcpy(in.why, "why text");
-    CHECK_EQ(xoob_msg_encode(&in, buf, sizeof(buf)), OPAL_SUCCESS);
+    memcpy(in.nonce, "nonce-01", 8);
+    memcpy(in.echo, "echo--02", 8);
+    CHECK_EQ(xoob_msg_encode(&in, buf, sizeof(buf), key_b), OPAL_SUCCESS);
     CHECK(xoob_msg_is_xoob(buf, sizeof(buf)));
+    CHECK_EQ(buf[4], 2); /* message version 2 */
+    CHECK(0 == memcmp(buf + 66, "why text", 8));
+    CHECK(0 == memcmp(buf + 128, "nonce-01echo--02", 16));
+    CHECK(openib_auth_verify(key_b, buf, OOB_MSG_SIZE, 144)); /* MAC at 144 */
     CHECK_EQ(buf[0], 'X');
     CHECK_EQ(buf[3], 'B');
     CHECK_EQ(buf[5], XOOB_REQ);
@@ -164,12 +209,23 @@ static void messages(void)
 
     /* a why longer than the field is cut, and still NUL-terminated */
     memset(in.why, 'w', sizeof(in.why));
-    CHECK_EQ(xoob_msg_encode(&in, buf, sizeof(buf)), OPAL_SUCCESS);
+    CHECK_EQ(xoob_msg_encode(&in, buf, sizeof(buf), key_b), OPAL_SUCCESS);
     CHECK_EQ(xoob_msg_decode(buf, sizeof(buf), &out), OPAL_SUCCESS);
-    CHECK_EQ(strlen(out.why), sizeof(out.why) - 1);
+    CHECK_EQ(strlen(out.why), XOOB_WHY_LEN);
+    CHECK(0 == memcmp(out.nonce, "nonce-01", 8)); /* the why did not spill */
 
+    /* every truncation */
+    for (cut = 0; cut < OOB_MSG_SIZE; ++cut) {
+        c = malloc(cut ? cut : 1);
+        memcpy(c, buf, cut);
+        CHECK(OPAL_SUCCESS != xoob_msg_decode(c, cut, &out));
+        free(c);
+    }
     /* refusals */
     CHECK_EQ(xoob_msg_decode(buf, 20, &out), OPAL_ERR_BAD_PARAM);
+    buf[4] = 1; /* version 1: unauthenticated */
+    CHECK_EQ(xoob_msg_decode(buf, sizeof(buf), &out), OPAL_ERR_NOT_SUPPORTED);
+    buf[4] = XOOB_MSG_VERSION;
     buf[5] = 0;
     CHECK_EQ(xoob_msg_decode(buf, sizeof(buf), &out), OPAL_ERR_BAD_PARAM);
     buf[5] = XOOB_REJ + 1;
@@ -180,7 +236,80 @@ static void messages(void)
     buf[0] = 'O'; /* oob's magic starts "OIBO" */
     CHECK(!xoob_msg_is_xoob(buf, sizeof(buf)));
     CHECK_EQ(xoob_msg_decode(buf, sizeof(buf), &out), OPAL_ERR_BAD_PARAM);
-    CHECK_EQ(xoob_msg_encode(&in, buf, 40), OPAL_ERR_BAD_PARAM);
+    CHECK_EQ(xoob_msg_encode(&in, buf, 40, key_b), OPAL_ERR_BAD_PARAM);
+    CHECK_EQ(xoob_msg_encode(&in, buf, sizeof(buf), NULL), OPAL_ERR_BAD_PARAM);
+}
+
+/* The MAC covers every byte and only the right key verifies. */
+static void mac(void)
+{
+    struct xoob_msg in;
+    uint8_t buf[OOB_MSG_SIZE];
+    int i, bit, missed = 0;
+
+    sample_msg(&in);
+    CHECK_EQ(xoob_msg_encode(&in, buf, sizeof(buf), key_b), OPAL_SUCCESS);
+    CHECK(openib_auth_verify(key_b, buf, OOB_MSG_SIZE, 144));
+    CHECK(!openib_auth_verify(key_a, buf, OOB_MSG_SIZE, 144));
+    for (i = 0; i < OOB_MSG_SIZE; ++i) {
+        for (bit = 0; bit < 8; ++bit) {
+            buf[i] ^= (uint8_t) (1u << bit);
+            missed += openib_auth_verify(key_b, buf, OOB_MSG_SIZE, 144);
+            buf[i] ^= (uint8_t) (1u << bit);
+        }
+    }
+    CHECK_EQ(missed, 0);
+}
+
+static void checks(void)
+{
+    struct openib_auth_replay *r = calloc(1, sizeof(*r));
+    struct xoob_msg in, out;
+    uint8_t buf[OOB_MSG_SIZE], other[XOOB_ID_LEN] = { 3, 0, 0, 0, 5 };
+    int i, ok = 0;
+
+    sample_msg(&in); /* REQ from vpid 1 to vpid 2 */
+    CHECK_EQ(xoob_msg_encode(&in, buf, sizeof(buf), key_b), OPAL_SUCCESS);
+    CHECK_EQ(xoob_check_request(buf, sizeof(buf), in.dst, 4, key_a, r, &out), OOB_BAD_MAC);
+    CHECK_EQ(xoob_check_request(buf, sizeof(buf), other, 4, key_b, r, &out), OOB_WRONG_DST);
+    CHECK_EQ(xoob_check_request(buf, sizeof(buf), in.dst, 1, key_b, r, &out), OOB_NOT_MEMBER);
+    CHECK_EQ(xoob_check_request(buf, 159, in.dst, 4, key_b, r, &out), OOB_MALFORMED);
+    for (i = 0; i < OOB_MSG_SIZE; ++i) {
+        buf[i] ^= 0x08;
+        ok += OOB_OK == xoob_check_request(buf, sizeof(buf), in.dst, 4, key_b, r, &out);
+        buf[i] ^= 0x08;
+    }
+    CHECK_EQ(ok, 0);
+    CHECK_EQ(r->used, 0); /* nothing refused was remembered */
+    CHECK_EQ(xoob_check_request(buf, sizeof(buf), in.dst, 4, key_b, r, &out), OOB_OK);
+    CHECK_EQ(out.qpn, in.qpn);
+    CHECK_EQ(xoob_check_request(buf, sizeof(buf), in.dst, 4, key_b, r, &out), OOB_REPLAY);
+    /* a REP is no request */
+    in.type = XOOB_REP;
+    CHECK_EQ(xoob_msg_encode(&in, buf, sizeof(buf), key_b), OPAL_SUCCESS);
+    CHECK_EQ(xoob_check_request(buf, sizeof(buf), in.dst, 4, key_b, r, &out), OOB_MALFORMED);
+
+    /* an answer: vpid 2 answers vpid 1, keyed with 1's token (key_a),
+     * echoing the REQ's nonce */
+    sample_msg(&in);
+    in.type = XOOB_REP;
+    memcpy(in.src, (const uint8_t[XOOB_ID_LEN]) { 3, 0, 0, 0, 2 }, XOOB_ID_LEN);
+    memcpy(in.dst, (const uint8_t[XOOB_ID_LEN]) { 3, 0, 0, 0, 1 }, XOOB_ID_LEN);
+    memcpy(in.echo, "asked-01", 8);
+    CHECK_EQ(xoob_msg_encode(&in, buf, sizeof(buf), key_a), OPAL_SUCCESS);
+    CHECK_EQ(xoob_check_answer(buf, sizeof(buf), in.dst, in.src, key_a,
+                               (const uint8_t *) "asked-01", &out), OOB_OK);
+    CHECK_EQ(xoob_check_answer(buf, sizeof(buf), in.dst, in.src, key_a,
+                               (const uint8_t *) "asked-02", &out), OOB_REPLAY);
+    CHECK_EQ(xoob_check_answer(buf, sizeof(buf), in.dst, in.src, key_b,
+                               (const uint8_t *) "asked-01", &out), OOB_BAD_MAC);
+    CHECK_EQ(xoob_check_answer(buf, sizeof(buf), in.dst, other, key_a,
+                               (const uint8_t *) "asked-01", &out), OOB_WRONG_SRC);
+    CHECK_EQ(xoob_check_answer(buf, sizeof(buf), other, in.src, key_a,
+                               (const uint8_t *) "asked-01", &out), OOB_WRONG_DST);
+    CHECK_EQ(xoob_check_answer(buf, 100, in.dst, in.src, key_a, (const uint8_t *) "asked-01",
+                               &out), OOB_MALFORMED);
+    free(r);
 }
 
 static void node_ids(void)
@@ -195,6 +324,8 @@ int main(void)
     blob_round_trip();
     blob_rejects();
     messages();
+    mac();
+    checks();
     node_ids();
     return test_report("test_xoob_wire");
 }
