@@ -52,7 +52,8 @@ struct oob_event {
 int oob_chan_start(void);
 void oob_chan_stop(void);
 
-/* Listen on an ephemeral TCP port on all IPv4 addresses. */
+/* Listen on an ephemeral TCP port, the same on each address that
+ * oob_local_addrs selects (never INADDR_ANY). */
 int oob_chan_listen(void *owner, uint16_t *port_out, int *lid_out);
 void oob_chan_unlisten(int lid);
 
@@ -83,7 +84,14 @@ void oob_chan_set_ping_ms(int ms);
  * session is closed. */
 int oob_chan_liveness(int sid, long *heard_ms, int *peer_pending);
 
-/* This host's IPv4 addresses to publish: non-loopback first. */
+/* Events queued for oob_chan_poll, and how many the ring holds: when it
+ * is full, sessions wait (they are not read) until there is room. */
+int oob_chan_backlog(void);
+int oob_chan_backlog_max(void);
+
+/* This host's IPv4 addresses to publish and listen on: those that
+ * btl_openib_oob_if_include / _exclude select (cpc_oob_params.c); 0 when
+ * none, or when a parameter is wrong (the user was told). */
 int oob_local_addrs(uint32_t *addrs, int max);
 
 #endif
