@@ -40,13 +40,15 @@ static uint32_t sel_addrs[OOB_MAX_ADDRS];
 
 void oob_params_register(void)
 {
-    static bool done;
+    const struct mca_base_component_2_1_0_t *btl = openib_cpc_reg.btl;
 
-    if (done) {
-        return;
+    /* Registered on the BTL component, so they go away when it closes:
+     * the var system frees string storage at finalize, and ours is in a
+     * library that is unloaded by then (ompi_info). */
+    if (NULL == btl) {
+        return; /* unit tests: no MCA system */
     }
-    done = true;
-    (void) mca_base_var_register("opal", "btl", "openib", "oob_if_include",
+    (void) mca_base_component_var_register(btl, "oob_if_include",
                                  "Interfaces the oob/xoob side channel listens on and publishes: "
                                  "comma-separated interface names or CIDR blocks a.b.c.d/n "
                                  "(loopback and bridges too, if named). Mutually exclusive with "
@@ -56,21 +58,21 @@ void oob_params_register(void)
                                  "if nothing else is left",
                                  MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
                                  MCA_BASE_VAR_SCOPE_READONLY, &if_include);
-    (void) mca_base_var_register("opal", "btl", "openib", "oob_if_exclude",
+    (void) mca_base_component_var_register(btl, "oob_if_exclude",
                                  "Interfaces the oob/xoob side channel leaves out, besides "
                                  "loopback and bridges: comma-separated interface names or CIDR "
                                  "blocks a.b.c.d/n. Mutually exclusive with "
                                  "btl_openib_oob_if_include",
                                  MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
                                  MCA_BASE_VAR_SCOPE_READONLY, &if_exclude);
-    (void) mca_base_var_register("opal", "btl", "openib", "oob_unverified_idle",
+    (void) mca_base_component_var_register(btl, "oob_unverified_idle",
                                  "Seconds an accepted side-channel session that no job member "
                                  "has been verified on may go without delivering a handshake "
                                  "message before it is closed (keepalives do not count; a "
                                  "message waiting for this process to look at it does)",
                                  MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
                                  MCA_BASE_VAR_SCOPE_READONLY, &idle_s);
-    (void) mca_base_var_register("opal", "btl", "openib", "oob_unverified_per_source",
+    (void) mca_base_component_var_register(btl, "oob_unverified_per_source",
                                  "Most accepted, not yet verified side-channel sessions from one "
                                  "source address; over it the oldest silent one is closed, or "
                                  "else the new one. Verified sessions are never limited",

@@ -6,7 +6,8 @@
 #ifndef CPC_OOB_PARAMS_H
 #define CPC_OOB_PARAMS_H
 
-/* Register btl_openib_oob_* (idempotent). */
+/* Register btl_openib_oob_* on the BTL component (from the oob CPC's
+ * register_params). */
 void oob_params_register(void);
 
 /* Seconds-based limits, in ms / counts, as the channel uses them. */
