@@ -109,6 +109,13 @@ void oob_params_set_if(const char *include, const char *exclude)
     pthread_mutex_unlock(&sel_lock);
 }
 
+void oob_params_forget(void)
+{
+    pthread_mutex_lock(&sel_lock);
+    sel_done = false;
+    pthread_mutex_unlock(&sel_lock);
+}
+
 void oob_params_set_limits(int idle_ms, int src)
 {
     test_idle_ms = idle_ms;
@@ -120,7 +127,7 @@ static void int_error(const char *param, int v, const char *valid)
     char value[24];
 
     snprintf(value, sizeof(value), "%d", v);
-    openib_cpc_help("oob bad value", 5, openib_cpc_hostname(), param, value, value, valid);
+    openib_cpc_help("oob if bad value", 5, openib_cpc_hostname(), param, value, value, valid);
 }
 
 /* Once per process: the parameters are read-only, and one help message

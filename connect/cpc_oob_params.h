@@ -18,5 +18,7 @@ int oob_params_per_source(void);
  * and forget the cached interface selection. */
 void oob_params_set_if(const char *include, const char *exclude);
 void oob_params_set_limits(int idle_ms, int per_source);
+/* Tests: select again (from the MCA values) on the next oob_local_addrs. */
+void oob_params_forget(void);
 
 #endif
