@@ -62,12 +62,21 @@ void oob_chan_unlisten(int lid);
  * it is known at once); the call itself fails only for lack of sessions. */
 int oob_chan_connect(const uint32_t *addrs, int naddr, uint16_t port, const uint8_t *msg,
                      void *owner, int *sid_out);
+/* Queue msg on a live session. On an accepted session this also vouches
+ * for it, as oob_chan_trust does: a CPC answers only a job member (a
+ * stranger gets nothing, or one message and a close). */
 int oob_chan_send(int sid, const uint8_t *msg);
 void oob_chan_close(int sid);
 
 /* The CPC verified a frame on this accepted session (a job member's MAC):
  * the session is no longer subject to the limits the channel puts on
- * sessions nobody has vouched for yet (idle deadline, per-source cap). */
+ * sessions nobody has vouched for yet: closed when it delivers no
+ * handshake message for btl_openib_oob_unverified_idle seconds (PINGs do
+ * not count; a message waiting for the CPC does), at most
+ * btl_openib_oob_unverified_per_source per source address and half the
+ * sessions in all (over either, the oldest silent one or else the new
+ * one is closed), and at most 4 messages waiting for the CPC (then it is
+ * not read until the CPC takes one). Each refusal is logged at verbose 1. */
 void oob_chan_trust(int sid);
 
 /* Pop the next event; false when none (cheap). */
