@@ -60,6 +60,7 @@
 #include "connect/cpc_auth.h"
 #include "connect/cpc_oob.h"
 #include "connect/cpc_oob_channel.h"
+#include "connect/cpc_oob_params.h"
 #include "connect/cpc_oob_wire.h"
 #include "connect/cpc_internal.h"
 #include "connect/cpc_xoob.h"
@@ -882,6 +883,7 @@ static int oob_query(const struct openib_cpc_port *port, int priority,
 static void oob_register(const struct openib_cpc_component *self)
 {
     (void) self;
+    oob_params_register(); /* the side channel's, shared with xoob */
     (void) mca_base_var_register("opal", "btl", "openib", "connect_oob_timeout",
                                  "Seconds of silence after which the oob CPC gives up on a "
                                  "handshake: no answer at all from the peer, not even from its "

@@ -1,13 +1,19 @@
 /*
  * cpc_oob_channel.c - the oob CPC's side-channel thread and sockets.
+ *
+ * Locking: ch.lock guards what both threads touch (session state, handles,
+ * the output queue, the event ring, counters) and is held only to change
+ * that state. Every socket call (accept, connect, send, recv) is made by
+ * the service thread without it, on fields only that thread uses (fd,
+ * input frame, bytes being written, connect progress). Only the service
+ * thread closes a socket or frees a slot, so a slot stays valid while it
+ * does I/O unlocked; the MPI thread's close just marks the session.
  */
 #include "opal_config.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -23,7 +29,9 @@
 #include "opal/constants.h"
 #include "opal/prefetch.h"
 
+#include "connect/cpc_internal.h"
 #include "connect/cpc_oob_channel.h"
+#include "connect/cpc_oob_params.h"
 #include "connect/cpc_oob_wire.h"
 #include "connect/openib_connect.h"
 
@@ -32,10 +40,28 @@
 #define MAX_EVENTS 4096
 #define OUTQ 4                    /* messages queued per session */
 #define CONNECT_TRY_MS 2000       /* per address */
+#define FLUSH_MS 2000             /* a closed session's last message may take this long */
 #define PING_MS_MIN 200
 #define PING_MS_MAX 10000
+/* Unverified accepted sessions, all sources together: half the slots, so
+ * a flood from many addresses still leaves the other half for our own
+ * handshakes and verified peers. */
+#define UNTRUSTED_MAX (MAX_SESSIONS / 2)
+/* Messages an unverified session may have waiting for the CPC: an honest
+ * initiator sends one request and waits; more is a flood, and reading it
+ * stops until the CPC has looked (so strangers can hold at most
+ * UNTRUSTED_MAX * this of the ring). */
+#define UNTRUSTED_PENDING_MAX 4
+#define ACCEPT_BATCH 64           /* per wake-up, so a flood cannot starve sessions */
+#define LOG_Q 64
+/* Refusals logged per reason: the first 10, then one in 100. */
+#define LOG_FIRST 10
+#define LOG_EVERY 100
 
-enum sess_state { S_FREE = 0, S_CONNECTING, S_OPEN };
+enum sess_state { S_FREE = 0, S_START, S_CONNECTING, S_OPEN };
+
+enum refusal { R_IDLE = 0, R_PER_SOURCE, R_SESSION_CAP, R_COUNT };
+static const char *const refusal_token[R_COUNT] = { "idle", "per-source-cap", "session-cap" };
 
 /* A session handle is slot | generation << 12: a slot is reused as soon as
  * it is freed, so a handle the caller still holds must not reach the
@@ -47,33 +73,46 @@ enum sess_state { S_FREE = 0, S_CONNECTING, S_OPEN };
 #define GEN_MASK 0x7ffff
 
 struct session {
+    /* shared: under ch.lock */
     enum sess_state state;
     unsigned gen;
-    int fd;
+    bool closing;             /* handle dead (closed or evicted): flush, then free */
+    bool accepted;
+    bool trusted;             /* oob_chan_trust: a verified job member */
+    bool spoke;               /* accepted: delivered a whole CPC message */
     void *owner;
     void *listen_owner;
+    uint32_t peer_addr;       /* accepted: remote IPv4, network order */
+    long opened_ms;           /* accepted: when (eviction takes the oldest) */
+    long idle_from_ms;        /* accepted, unverified: the idle deadline counts from here */
+    long close_by_ms;         /* closing: free even if the flush is not done */
+    long heard_ms;            /* last frame from the peer, 0 = none yet */
+    long pinged_ms;           /* last PING sent, or when the session opened */
+    int pending;              /* its messages not taken by oob_chan_poll yet */
+    int peer_pending;         /* the peer's count, from its last PONG */
+    uint8_t out[OUTQ * OOB_MSG_SIZE]; /* queued, not handed to the thread yet */
+    size_t outlen;
+
+    /* the service thread's own: no lock */
+    int fd;
     uint32_t addrs[OOB_MAX_ADDRS];
     int naddr, ai;
     int refused;              /* addresses that refused the connection */
     int last_errno;           /* the last connect failure */
     uint16_t port;
-    uint32_t peer_addr;       /* accepted: remote IPv4, network order */
     long deadline_ms;         /* connecting: give up on this address */
-    long heard_ms;            /* last frame from the peer, 0 = none yet */
-    long pinged_ms;           /* last PING sent, or when the session opened */
-    int pending;              /* its messages not taken by oob_chan_poll yet */
-    int peer_pending;         /* the peer's count, from its last PONG */
-    uint8_t out[OUTQ * OOB_MSG_SIZE];
-    size_t outlen;
     uint8_t in[OOB_MSG_SIZE];
     size_t inlen;
-    bool close_after_flush;
-    bool trusted;             /* oob_chan_trust: a verified job member */
+    bool held;                /* in[] is a whole message the full ring could not take */
+    uint8_t wbuf[OUTQ * OOB_MSG_SIZE]; /* being written */
+    size_t wlen;
 };
 
 struct listener {
-    int fd;
+    int fd[OOB_MAX_ADDRS];    /* one per selected address, same port */
+    int nfd;
     void *owner;
+    bool closing;             /* unlistened: the thread closes the sockets */
 };
 
 static struct {
@@ -88,6 +127,10 @@ static struct {
     int ev_head, ev_tail;
     volatile int ev_count;         /* read without the lock on the fast path */
     int ping_ms;                   /* keepalive interval */
+    bool paused;                   /* a session's reading waits for the CPC */
+    char log[LOG_Q][160];          /* refusals, written out by the MPI thread */
+    volatile int log_n;
+    unsigned long refusals[R_COUNT];
 } ch = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake_fd = -1, .ping_ms = PING_MS_MAX };
 
 static long now_ms(void)
@@ -113,18 +156,34 @@ static struct session *lookup(int h)
         return NULL;
     }
     s = &ch.s[SLOT_OF(h)];
-    return s->state != S_FREE && HANDLE(SLOT_OF(h), s->gen) == h ? s : NULL;
+    return s->state != S_FREE && !s->closing && HANDLE(SLOT_OF(h), s->gen) == h ? s : NULL;
 }
 
-/* with ch.lock held; false when the queue is full */
+/* with ch.lock held. The thread logs nothing itself (opal_output is the
+ * MPI thread's): it queues the line for oob_chan_poll to write. */
+static void log_refusal(enum refusal r, uint32_t addr, const char *detail)
+{
+    unsigned long n = ++ch.refusals[r];
+    char a[INET_ADDRSTRLEN];
+
+    if ((n > LOG_FIRST && n % LOG_EVERY) || ch.log_n == LOG_Q) {
+        return;
+    }
+    inet_ntop(AF_INET, &addr, a, sizeof(a));
+    snprintf(ch.log[ch.log_n], sizeof(ch.log[0]),
+             "openib: oob side channel: refused session from %s: %s (%s; %lu so far)", a,
+             refusal_token[r], detail, n);
+    __atomic_add_fetch(&ch.log_n, 1, __ATOMIC_RELEASE);
+    openib_connect_work_queued();
+}
+
+/* with ch.lock held; false when the ring is full */
 static bool push_event(enum oob_event_type type, int sid, const uint8_t *msg,
                        enum oob_error error, const char *why)
 {
     struct oob_event *e;
 
     if (ch.ev_count == MAX_EVENTS) {
-        /* Lost: the waiting side hears nothing more on that session and
-         * its silence bound ends the handshake. */
         return false;
     }
     e = &ch.ev[ch.ev_tail];
@@ -144,11 +203,12 @@ static bool push_event(enum oob_event_type type, int sid, const uint8_t *msg,
     return true;
 }
 
-/* with ch.lock held */
+/* with ch.lock held, on the service thread (or after it stopped) */
 static void sess_free(int sid)
 {
     struct session *s = &ch.s[sid];
-    unsigned gen = s->gen;
+    unsigned gen = s->gen + 1; /* a live handle dies now; a freed slot never
+                                  looks like what it held (see thread_main) */
 
     if (s->fd >= 0) {
         close(s->fd);
@@ -156,19 +216,37 @@ static void sess_free(int sid)
     memset(s, 0, sizeof(*s));
     s->fd = -1;
     s->state = S_FREE;
-    s->gen = (gen + 1) & GEN_MASK;
+    s->gen = gen & GEN_MASK;
 }
 
+/* with ch.lock held: the handle dies at once, the socket when what was
+ * queued is out (or FLUSH_MS passed) */
+static void sess_mark_closing(struct session *s)
+{
+    if (!s->closing) {
+        s->closing = true;
+        s->gen = (s->gen + 1) & GEN_MASK;
+        s->owner = NULL;
+        s->close_by_ms = now_ms() + FLUSH_MS;
+    }
+}
+
+/* with ch.lock held */
 static void sess_fail(int sid, enum oob_error error, const char *why)
 {
-    (void) push_event(OOB_EV_ERROR, sid, NULL, error, why);
+    /* An error on the session is an ERROR event. The ring being full
+     * cannot lose it: the CPC's silence bound for that session ends the
+     * handshake anyway (the session is gone: no keepalives answer). */
+    if (!ch.s[sid].closing) {
+        (void) push_event(OOB_EV_ERROR, sid, NULL, error, why);
+    }
     sess_free(sid);
 }
 
 /* Every address was tried: say why none worked. Refused everywhere means
  * the peer's listening socket is closed, i.e. its process is gone; one
  * address refusing is no proof (it may be a local interface of ours that
- * the peer published too, e.g. a container bridge). */
+ * the peer published too, e.g. a container bridge). With ch.lock held. */
 static void connect_failed(int sid)
 {
     struct session *s = &ch.s[sid];
@@ -210,11 +288,10 @@ static int nonblock(int fd)
     return f < 0 ? -1 : fcntl(fd, F_SETFL, f | O_NONBLOCK);
 }
 
-/* Start connecting to the current address; false when none is left. */
-static bool try_next_addr(int sid)
+/* Service thread, no lock: start connecting to the next address; false
+ * when none is left. A non-blocking connect returns at once. */
+static bool try_next_addr(struct session *s)
 {
-    struct session *s = &ch.s[sid];
-
     while (s->ai < s->naddr) {
         struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(s->port),
                                   .sin_addr.s_addr = s->addrs[s->ai++] };
@@ -230,7 +307,6 @@ static bool try_next_addr(int sid)
         setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         s->deadline_ms = now_ms() + CONNECT_TRY_MS;
         if (0 == connect(s->fd, (struct sockaddr *) &sa, sizeof(sa)) || errno == EINPROGRESS) {
-            s->state = S_CONNECTING;
             return true;
         }
         note_connect_error(s, errno);
@@ -238,30 +314,42 @@ static bool try_next_addr(int sid)
     return false;
 }
 
-static void do_write(int sid)
+/* Service thread: the next address of a session being opened, then the
+ * state change under the lock. */
+static void connect_step(int sid)
 {
     struct session *s = &ch.s[sid];
-    ssize_t n;
+    bool ok = try_next_addr(s);
 
-    while (s->outlen) {
-        n = send(s->fd, s->out, s->outlen, MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno != EAGAIN && errno != EINTR) {
-                sess_fail(sid, OOB_ERR_IO, strerror(errno));
-            }
-            return;
-        }
-        memmove(s->out, s->out + n, s->outlen - n);
-        s->outlen -= n;
-    }
-    if (s->close_after_flush) {
+    pthread_mutex_lock(&ch.lock);
+    if (s->closing) {
         sess_free(sid);
+    } else if (ok) {
+        s->state = S_CONNECTING;
+    } else {
+        connect_failed(sid);
     }
+    pthread_mutex_unlock(&ch.lock);
 }
 
-/* A whole frame arrived: it proves the peer alive whatever it is. The
- * channel's keepalives are answered and consumed here; everything else is
- * a CPC's message, queued for progress. */
+/* Service thread, no lock: 0, or the errno that ends the session */
+static int do_write(struct session *s)
+{
+    while (s->wlen) {
+        ssize_t n = send(s->fd, s->wbuf, s->wlen, MSG_NOSIGNAL);
+        if (n < 0) {
+            return errno == EAGAIN || errno == EINTR ? 0 : errno;
+        }
+        memmove(s->wbuf, s->wbuf + n, s->wlen - n);
+        s->wlen -= n;
+    }
+    return 0;
+}
+
+/* With ch.lock held: a whole frame arrived, it proves the peer alive
+ * whatever it is. The channel's keepalives are answered and consumed here;
+ * everything else is a CPC's message, queued for progress. False: stop
+ * reading this session (closed, or its message waits for room). */
 static bool on_frame(int sid)
 {
     struct session *s = &ch.s[sid];
@@ -271,6 +359,7 @@ static bool on_frame(int sid)
     s->heard_ms = now_ms();
     rc = oob_ka_decode(s->in, OOB_MSG_SIZE, &k);
     if (OPAL_SUCCESS == rc) {
+        s->inlen = 0;
         if (OOB_KA_PING == k.type) {
             queue_ka(s, OOB_KA_PONG);
         } else {
@@ -282,39 +371,56 @@ static bool on_frame(int sid)
         sess_fail(sid, OOB_ERR_IO, "the peer sent a side-channel keepalive of another version");
         return false;
     }
+    if (s->closing) {
+        s->inlen = 0; /* nobody will read it */
+        return true;
+    }
     if (!push_event(OOB_EV_MSG, sid, s->in, 0, NULL)) {
-        /* closing makes the sender retry rather than wait for an answer
-         * to a message nobody will read */
-        sess_fail(sid, OOB_ERR_IO, "too many side-channel messages waiting for this process");
+        /* Back-pressure, not loss: keep the message and stop reading this
+         * session until the ring has room (TCP then holds the sender). */
+        s->held = true;
         return false;
     }
+    s->held = false;
+    s->inlen = 0;
     s->pending++;
-    return true;
+    s->spoke = true;
+    return s->trusted || !s->accepted || s->pending < UNTRUSTED_PENDING_MAX;
 }
 
+/* Service thread: read what is there without the lock, taking it per
+ * whole frame. */
 static void do_read(int sid)
 {
     struct session *s = &ch.s[sid];
     ssize_t n;
+    bool go;
 
     for (;;) {
         n = recv(s->fd, s->in + s->inlen, OOB_MSG_SIZE - s->inlen, 0);
-        if (n == 0) {
-            sess_fail(sid, OOB_ERR_CLOSED, "the peer closed the side channel");
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+            int err = n < 0 ? errno : 0;
+            pthread_mutex_lock(&ch.lock);
+            if (n == 0) {
+                sess_fail(sid, OOB_ERR_CLOSED, "the peer closed the side channel");
+            } else {
+                sess_fail(sid, OOB_ERR_IO, strerror(err));
+            }
+            pthread_mutex_unlock(&ch.lock);
             return;
         }
         if (n < 0) {
-            if (errno != EAGAIN && errno != EINTR) {
-                sess_fail(sid, OOB_ERR_IO, strerror(errno));
-            }
             return;
         }
         s->inlen += n;
-        if (s->inlen == OOB_MSG_SIZE) {
-            s->inlen = 0;
-            if (!on_frame(sid)) {
-                return;
-            }
+        if (s->inlen < OOB_MSG_SIZE) {
+            continue;
+        }
+        pthread_mutex_lock(&ch.lock);
+        go = on_frame(sid);
+        pthread_mutex_unlock(&ch.lock);
+        if (!go) {
+            return;
         }
     }
 }
@@ -331,92 +437,279 @@ static int alloc_session(void)
     return -1;
 }
 
-static void do_accept(struct listener *l)
+/* with ch.lock held: an unverified accepted session that could be evicted */
+static bool unverified(const struct session *s)
 {
-    for (;;) {
+    return s->state == S_OPEN && s->accepted && !s->trusted && !s->closing;
+}
+
+/* with ch.lock held: the oldest unverified session that has said nothing
+ * (from addr, or from anywhere when any) - an honest initiator sends its
+ * request the moment it connects, so a silent one is the one to drop */
+static int oldest_silent(uint32_t addr, bool any)
+{
+    int i, best = -1;
+
+    for (i = 0; i < MAX_SESSIONS; ++i) {
+        const struct session *s = &ch.s[i];
+        if (unverified(s) && !s->spoke && 0 == s->pending && (any || s->peer_addr == addr) &&
+            (best < 0 || s->opened_ms < ch.s[best].opened_ms)) {
+            best = i;
+        }
+    }
+    return best;
+}
+
+/* With ch.lock held: take an accepted connection into a session unless
+ * the limits on unverified sessions say no; false = close fd. */
+static bool admit(int fd, uint32_t addr, void *owner)
+{
+    int i, from_src = 0, all = 0, victim = -1, sid;
+    enum refusal why = R_SESSION_CAP;
+    long t = now_ms();
+
+    for (i = 0; i < MAX_SESSIONS; ++i) {
+        if (unverified(&ch.s[i])) {
+            all++;
+            from_src += ch.s[i].peer_addr == addr;
+        }
+    }
+    if (from_src >= oob_params_per_source()) {
+        why = R_PER_SOURCE;
+        victim = oldest_silent(addr, false);
+    } else if (all >= UNTRUSTED_MAX) {
+        victim = oldest_silent(addr, true);
+    }
+    if (from_src >= oob_params_per_source() || all >= UNTRUSTED_MAX) {
+        if (victim < 0) {
+            log_refusal(why, addr, "the new connection closed");
+            return false;
+        }
+        log_refusal(why, ch.s[victim].peer_addr, "its oldest silent session closed");
+        sess_free(victim);
+    }
+    sid = alloc_session();
+    if (sid < 0) {
+        log_refusal(R_SESSION_CAP, addr, "no free session");
+        return false;
+    }
+    ch.s[sid] = (struct session) { .state = S_OPEN, .fd = fd, .listen_owner = owner,
+                                   .accepted = true, .gen = ch.s[sid].gen, .pinged_ms = t,
+                                   .opened_ms = t, .idle_from_ms = t, .peer_addr = addr };
+    return true;
+}
+
+/* Service thread: accept without the lock, admit with it */
+static void do_accept(int lfd, void *owner)
+{
+    int k;
+
+    for (k = 0; k < ACCEPT_BATCH; ++k) {
         struct sockaddr_in from = { 0 };
         socklen_t fromlen = sizeof(from);
-        int fd = accept4(l->fd, (struct sockaddr *) &from, &fromlen, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        int sid, one = 1;
+        int fd = accept4(lfd, (struct sockaddr *) &from, &fromlen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int one = 1;
+        bool ok;
+
         if (fd < 0) {
             return;
         }
-        sid = alloc_session();
-        if (sid < 0) {
-            close(fd);
-            continue;
-        }
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        ch.s[sid] = (struct session) { .state = S_OPEN, .fd = fd, .listen_owner = l->owner,
-                                       .gen = ch.s[sid].gen, .pinged_ms = now_ms(),
-                                       .peer_addr = from.sin_addr.s_addr };
+        pthread_mutex_lock(&ch.lock);
+        ok = admit(fd, from.sin_addr.s_addr, owner);
+        pthread_mutex_unlock(&ch.lock);
+        if (!ok) {
+            close(fd);
+        }
+    }
+}
+
+static void min_timeout(int *timeout, long wait)
+{
+    if (wait < 0) {
+        wait = 0;
+    }
+    if (*timeout < 0 || wait < *timeout) {
+        *timeout = (int) wait;
+    }
+}
+
+/* With ch.lock held, on the service thread: timers and state changes of
+ * one session before polling; returns the poll events wanted (0 = none),
+ * or -1 when the session needs connect_step first. */
+static int plan_session(int i, long t, int idle_ms, int *timeout)
+{
+    struct session *s = &ch.s[i];
+    bool reading;
+    size_t take;
+
+    if (s->closing && (s->state != S_OPEN || (0 == s->wlen && 0 == s->outlen) ||
+                       t >= s->close_by_ms)) {
+        sess_free(i);
+        return 0;
+    }
+    if (s->state == S_START) {
+        return -1;
+    }
+    if (s->state == S_CONNECTING) {
+        if (t > s->deadline_ms) {
+            note_connect_error(s, ETIMEDOUT);
+            return -1;
+        }
+        min_timeout(timeout, 100); /* look at its deadline again */
+        return POLLOUT;
+    }
+    if (s->held && ch.ev_count < MAX_EVENTS) {
+        /* the ring has room again: the held message goes first */
+        (void) on_frame(i);
+        if (s->state == S_FREE) {
+            return 0;
+        }
+    }
+    if (unverified(s) && 0 == s->pending && !s->held) {
+        long wait = s->idle_from_ms + idle_ms - t;
+        if (wait <= 0) {
+            char d[48];
+            snprintf(d, sizeof(d), "no handshake message within %d s", idle_ms / 1000);
+            log_refusal(R_IDLE, s->peer_addr, idle_ms >= 1000 ? d : "no handshake message");
+            sess_free(i);
+            return 0;
+        }
+        min_timeout(timeout, wait);
+    }
+    if (!s->closing) {
+        /* keepalive: PING a session silent for ping_ms */
+        long last = s->heard_ms > s->pinged_ms ? s->heard_ms : s->pinged_ms;
+        long wait = last + ch.ping_ms - t;
+
+        if (wait <= 0) {
+            queue_ka(s, OOB_KA_PING);
+            s->pinged_ms = t;
+            wait = ch.ping_ms;
+        }
+        min_timeout(timeout, wait);
+    } else {
+        min_timeout(timeout, s->close_by_ms - t);
+    }
+    /* hand queued messages to the thread's write buffer */
+    take = sizeof(s->wbuf) - s->wlen;
+    take = take < s->outlen ? take : s->outlen;
+    if (take) {
+        memcpy(s->wbuf + s->wlen, s->out, take);
+        s->wlen += take;
+        memmove(s->out, s->out + take, s->outlen - take);
+        s->outlen -= take;
+    }
+    reading = !s->closing && !s->held &&
+              (s->trusted || !s->accepted || s->pending < UNTRUSTED_PENDING_MAX);
+    if (!reading && !s->closing) {
+        ch.paused = true; /* oob_chan_poll wakes us when it makes room */
+    }
+    return (s->wlen ? POLLOUT : 0) | (reading ? POLLIN : 0);
+}
+
+/* Service thread: after poll, one session's socket, no lock; events is
+ * what was polled for */
+static void serve_session(int sid, short events, short revents)
+{
+    struct session *s = &ch.s[sid];
+    int err;
+
+    if (s->state == S_CONNECTING) {
+        socklen_t len = sizeof(err);
+        err = 0;
+        getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+        if (err || (revents & (POLLERR | POLLHUP))) {
+            note_connect_error(s, err ? err : EIO);
+            connect_step(sid);
+            return;
+        }
+        pthread_mutex_lock(&ch.lock);
+        s->state = S_OPEN;
+        s->pinged_ms = now_ms();
+        pthread_mutex_unlock(&ch.lock);
+        return; /* the next round writes (the first message is queued) */
+    }
+    if (revents & POLLOUT) {
+        err = do_write(s);
+        if (err) {
+            pthread_mutex_lock(&ch.lock);
+            sess_fail(sid, OOB_ERR_IO, strerror(err));
+            pthread_mutex_unlock(&ch.lock);
+            return;
+        }
+    }
+    /* a session not polled for input is not read, even on a hang-up: its
+     * held message or the CPC's backlog comes first */
+    if ((events & POLLIN) && (revents & (POLLIN | POLLHUP | POLLERR))) {
+        do_read(sid);
     }
 }
 
 static void *thread_main(void *arg)
 {
-    struct pollfd pfd[1 + MAX_LISTENERS + MAX_SESSIONS];
-    int map[1 + MAX_LISTENERS + MAX_SESSIONS];
+    static struct pollfd pfd[1 + MAX_LISTENERS * OOB_MAX_ADDRS + MAX_SESSIONS];
+    static int map[1 + MAX_LISTENERS * OOB_MAX_ADDRS + MAX_SESSIONS];
+    static unsigned gen[1 + MAX_LISTENERS * OOB_MAX_ADDRS + MAX_SESSIONS];
+    static int step[MAX_SESSIONS];
 
     (void) arg;
-    while (!ch.stop) {
-        int n = 0, i, k, timeout = -1;
+    for (;;) {
+        int n = 0, nstep = 0, i, j, k, timeout = -1, idle_ms = oob_params_idle_ms();
         long t = now_ms();
 
         pthread_mutex_lock(&ch.lock);
+        if (ch.stop) {
+            pthread_mutex_unlock(&ch.lock);
+            break;
+        }
         pfd[n] = (struct pollfd) { .fd = ch.wake_fd, .events = POLLIN };
         map[n++] = -1;
         for (i = 0; i < MAX_LISTENERS; ++i) {
-            if (ch.l[i].owner) {
-                pfd[n] = (struct pollfd) { .fd = ch.l[i].fd, .events = POLLIN };
-                map[n++] = -2 - i;
-            }
-        }
-        for (i = 0; i < MAX_SESSIONS; ++i) {
-            struct session *s = &ch.s[i];
-            if (s->state == S_CONNECTING && t > s->deadline_ms) {
-                note_connect_error(s, ETIMEDOUT);
-                if (!try_next_addr(i)) {
-                    connect_failed(i);
-                    continue;
+            struct listener *l = &ch.l[i];
+            if (l->closing) {
+                for (j = 0; j < l->nfd; ++j) {
+                    close(l->fd[j]);
                 }
-            }
-            if (s->state == S_FREE) {
+                *l = (struct listener) { .nfd = 0 };
                 continue;
             }
-            if (s->state == S_CONNECTING) {
-                if (timeout < 0 || timeout > 100) {
-                    timeout = 100; /* look at its deadline again */
-                }
-            } else if (!s->close_after_flush) {
-                /* keepalive: PING a session silent for ping_ms */
-                long last = s->heard_ms > s->pinged_ms ? s->heard_ms : s->pinged_ms;
-                long wait = last + ch.ping_ms - t;
-
-                if (wait <= 0) {
-                    queue_ka(s, OOB_KA_PING);
-                    s->pinged_ms = t;
-                    wait = ch.ping_ms;
-                }
-                if (timeout < 0 || wait < timeout) {
-                    timeout = (int) wait;
-                }
+            for (j = 0; l->owner && j < l->nfd; ++j) {
+                pfd[n] = (struct pollfd) { .fd = l->fd[j], .events = POLLIN };
+                map[n++] = -2 - (i * OOB_MAX_ADDRS + j);
             }
-            pfd[n] = (struct pollfd) {
-                .fd = s->fd,
-                .events = (s->state == S_CONNECTING || s->outlen ? POLLOUT : 0) | POLLIN,
-            };
-            map[n++] = i;
+        }
+        ch.paused = false;
+        for (i = 0; i < MAX_SESSIONS; ++i) {
+            int ev;
+            if (ch.s[i].state == S_FREE) {
+                continue;
+            }
+            ev = plan_session(i, t, idle_ms, &timeout);
+            if (ev < 0) {
+                step[nstep++] = i;
+            } else if (ev > 0) {
+                /* a session that wants nothing is not polled at all: its
+                 * POLLHUP would wake us in a loop */
+                pfd[n] = (struct pollfd) { .fd = ch.s[i].fd, .events = (short) ev };
+                gen[n] = ch.s[i].gen;
+                map[n++] = i;
+            }
         }
         pthread_mutex_unlock(&ch.lock);
 
+        if (nstep) {
+            for (k = 0; k < nstep; ++k) {
+                connect_step(step[k]);
+            }
+            continue; /* poll the new sockets in the next round */
+        }
         /* Idle (no session open): sleep until a socket or wake() has
          * something, rather than waking a spinning rank's CPU 10 times a
          * second. Sessions exist only while handshakes are under way. */
         if (poll(pfd, n, timeout) <= 0) {
             continue;
         }
-        pthread_mutex_lock(&ch.lock);
         for (k = 0; k < n; ++k) {
             if (!pfd[k].revents) {
                 continue;
@@ -426,36 +719,28 @@ static void *thread_main(void *arg)
                 ssize_t r = read(ch.wake_fd, &v, sizeof(v));
                 (void) r;
             } else if (map[k] <= -2) {
-                do_accept(&ch.l[-2 - map[k]]);
+                int li = (-2 - map[k]) / OOB_MAX_ADDRS;
+                void *owner;
+                pthread_mutex_lock(&ch.lock);
+                owner = ch.l[li].owner;
+                pthread_mutex_unlock(&ch.lock);
+                if (owner) { /* the socket stays open until this thread closes it */
+                    do_accept(pfd[k].fd, owner);
+                }
             } else {
-                int sid = map[k];
-                struct session *s = &ch.s[sid];
-                if (s->state == S_FREE) {
-                    continue; /* closed while we polled */
-                }
-                if (s->state == S_CONNECTING) {
-                    int err = 0;
-                    socklen_t len = sizeof(err);
-                    getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len);
-                    if (err || (pfd[k].revents & (POLLERR | POLLHUP))) {
-                        note_connect_error(s, err ? err : EIO);
-                        if (!try_next_addr(sid)) {
-                            connect_failed(sid);
-                        }
-                        continue;
-                    }
-                    s->state = S_OPEN;
-                    s->pinged_ms = now_ms();
-                }
-                if (s->state == S_OPEN && (pfd[k].revents & POLLOUT)) {
-                    do_write(sid);
-                }
-                if (s->state == S_OPEN && (pfd[k].revents & (POLLIN | POLLHUP | POLLERR))) {
-                    do_read(sid);
+                /* Handling an earlier entry may have freed this slot (an
+                 * eviction) and given it to a new session: a slot's
+                 * generation changes whenever its handle dies. */
+                struct session *s = &ch.s[map[k]];
+                bool same;
+                pthread_mutex_lock(&ch.lock);
+                same = s->gen == gen[k] && (s->state == S_CONNECTING || s->state == S_OPEN);
+                pthread_mutex_unlock(&ch.lock);
+                if (same) {
+                    serve_session(map[k], pfd[k].events, pfd[k].revents);
                 }
             }
         }
-        pthread_mutex_unlock(&ch.lock);
     }
     return NULL;
 }
@@ -490,7 +775,7 @@ out:
 
 void oob_chan_stop(void)
 {
-    int i;
+    int i, j;
 
     pthread_mutex_lock(&ch.lock);
     if (ch.refs == 0 || --ch.refs > 0) {
@@ -507,45 +792,100 @@ void oob_chan_stop(void)
         }
     }
     for (i = 0; i < MAX_LISTENERS; ++i) {
-        if (ch.l[i].owner) {
-            close(ch.l[i].fd);
-            ch.l[i].owner = NULL;
+        for (j = 0; j < ch.l[i].nfd; ++j) {
+            close(ch.l[i].fd[j]);
         }
+        ch.l[i] = (struct listener) { .nfd = 0 };
     }
     close(ch.wake_fd);
     ch.wake_fd = -1;
     free(ch.ev);
     ch.ev = NULL;
     ch.ev_head = ch.ev_tail = ch.ev_count = 0;
+    ch.log_n = 0;
+}
+
+static void close_all(int *fd, int n)
+{
+    while (n-- > 0) {
+        close(fd[n]);
+    }
+}
+
+/* One listening socket per selected address, all on the same port (the
+ * blob publishes one port): the first takes an ephemeral port, the others
+ * bind to it; if another socket holds that port on one of the addresses,
+ * start over with a new port. */
+static int bind_selected(int *fd, int *nfd, uint16_t *port_out)
+{
+    uint32_t addrs[OOB_MAX_ADDRS];
+    int naddr = oob_local_addrs(addrs, OOB_MAX_ADDRS), attempt, i;
+
+    if (0 == naddr) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    for (attempt = 0; attempt < 16; ++attempt) {
+        uint16_t port = 0;
+        bool retry = false;
+
+        *nfd = 0;
+        for (i = 0; i < naddr; ++i) {
+            struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = addrs[i],
+                                      .sin_port = htons(port) };
+            socklen_t len = sizeof(sa);
+            int f = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+            if (f < 0) {
+                close_all(fd, *nfd);
+                return OPAL_ERR_OUT_OF_RESOURCE;
+            }
+            if (bind(f, (struct sockaddr *) &sa, sizeof(sa))) {
+                retry = EADDRINUSE == errno && port != 0;
+                close(f);
+                close_all(fd, *nfd);
+                if (retry) {
+                    break;
+                }
+                return OPAL_ERROR;
+            }
+            if (listen(f, 128) || getsockname(f, (struct sockaddr *) &sa, &len)) {
+                close(f);
+                close_all(fd, *nfd);
+                return OPAL_ERROR;
+            }
+            port = ntohs(sa.sin_port);
+            fd[(*nfd)++] = f;
+        }
+        if (!retry) {
+            *port_out = port;
+            return OPAL_SUCCESS;
+        }
+    }
+    return OPAL_ERROR;
 }
 
 int oob_chan_listen(void *owner, uint16_t *port_out, int *lid_out)
 {
-    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY) };
-    socklen_t len = sizeof(sa);
-    int fd, i;
+    int fd[OOB_MAX_ADDRS], nfd = 0, i, rc;
+    uint16_t port = 0;
 
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) {
-        return OPAL_ERR_OUT_OF_RESOURCE;
-    }
-    if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) || listen(fd, 128) ||
-        getsockname(fd, (struct sockaddr *) &sa, &len)) {
-        close(fd);
-        return OPAL_ERROR;
+    rc = bind_selected(fd, &nfd, &port);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
     }
     pthread_mutex_lock(&ch.lock);
-    for (i = 0; i < MAX_LISTENERS && ch.l[i].owner; ++i) {
+    for (i = 0; i < MAX_LISTENERS && (ch.l[i].owner || ch.l[i].closing); ++i) {
     }
     if (i == MAX_LISTENERS) {
         pthread_mutex_unlock(&ch.lock);
-        close(fd);
+        close_all(fd, nfd);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    ch.l[i] = (struct listener) { .fd = fd, .owner = owner };
+    ch.l[i] = (struct listener) { .owner = owner, .nfd = nfd };
+    memcpy(ch.l[i].fd, fd, sizeof(fd[0]) * nfd);
     wake();
     pthread_mutex_unlock(&ch.lock);
-    *port_out = ntohs(sa.sin_port);
+    *port_out = port;
     *lid_out = i;
     return OPAL_SUCCESS;
 }
@@ -554,8 +894,10 @@ void oob_chan_unlisten(int lid)
 {
     pthread_mutex_lock(&ch.lock);
     if (lid >= 0 && lid < MAX_LISTENERS && ch.l[lid].owner) {
-        close(ch.l[lid].fd);
+        /* the thread may be polling these sockets: it closes them */
         ch.l[lid].owner = NULL;
+        ch.l[lid].closing = true;
+        wake();
     }
     pthread_mutex_unlock(&ch.lock);
 }
@@ -563,28 +905,27 @@ void oob_chan_unlisten(int lid)
 int oob_chan_connect(const uint32_t *addrs, int naddr, uint16_t port, const uint8_t *msg,
                      void *owner, int *sid_out)
 {
-    int sid, rc = OPAL_SUCCESS;
+    struct session *s;
+    int sid;
 
     pthread_mutex_lock(&ch.lock);
     sid = alloc_session();
     if (sid < 0) {
-        rc = OPAL_ERR_OUT_OF_RESOURCE;
-        goto out;
+        pthread_mutex_unlock(&ch.lock);
+        return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    ch.s[sid] = (struct session) { .fd = -1, .owner = owner, .port = port, .gen = ch.s[sid].gen,
-                                   .naddr = naddr > OOB_MAX_ADDRS ? OOB_MAX_ADDRS : naddr };
-    memcpy(ch.s[sid].addrs, addrs, sizeof(uint32_t) * ch.s[sid].naddr);
-    memcpy(ch.s[sid].out, msg, OOB_MSG_SIZE);
-    ch.s[sid].outlen = OOB_MSG_SIZE;
-    *sid_out = HANDLE(sid, ch.s[sid].gen);
-    if (!try_next_addr(sid)) {
-        connect_failed(sid); /* e.g. refused at once on this host */
-        goto out;
-    }
+    s = &ch.s[sid];
+    /* the thread connects (socket calls are its job); a failure, even an
+     * immediate one, comes as an OOB_EV_ERROR */
+    *s = (struct session) { .state = S_START, .fd = -1, .owner = owner, .port = port,
+                            .gen = s->gen, .naddr = naddr > OOB_MAX_ADDRS ? OOB_MAX_ADDRS : naddr };
+    memcpy(s->addrs, addrs, sizeof(uint32_t) * s->naddr);
+    memcpy(s->out, msg, OOB_MSG_SIZE);
+    s->outlen = OOB_MSG_SIZE;
+    *sid_out = HANDLE(sid, s->gen);
     wake();
-out:
     pthread_mutex_unlock(&ch.lock);
-    return rc;
+    return OPAL_SUCCESS;
 }
 
 int oob_chan_send(int h, const uint8_t *msg)
@@ -599,6 +940,10 @@ int oob_chan_send(int h, const uint8_t *msg)
     } else {
         memcpy(s->out + s->outlen, msg, OOB_MSG_SIZE);
         s->outlen += OOB_MSG_SIZE;
+        /* Our CPC answers on an accepted session only when it took the
+         * peer's message for a job member's (strangers get no answer, or
+         * one and a close): it has vouched for the session. */
+        s->trusted = true;
         wake();
     }
     pthread_mutex_unlock(&ch.lock);
@@ -612,14 +957,10 @@ void oob_chan_close(int h)
     pthread_mutex_lock(&ch.lock);
     s = lookup(h);
     if (s) {
-        /* Let what was queued (e.g. a final message) go out first. */
-        if (s->outlen) {
-            s->close_after_flush = true;
-            s->owner = NULL;
-            wake();
-        } else {
-            sess_free(SLOT_OF(h));
-        }
+        /* Let what was queued (e.g. a final message) go out first; the
+         * thread closes the socket. */
+        sess_mark_closing(s);
+        wake();
     }
     pthread_mutex_unlock(&ch.lock);
 }
@@ -632,16 +973,41 @@ void oob_chan_trust(int h)
     s = lookup(h);
     if (s) {
         s->trusted = true;
+        wake(); /* it may have been paused for having too much unread */
     }
     pthread_mutex_unlock(&ch.lock);
 }
 
+/* MPI thread: write out the refusals the service thread queued */
+static void flush_log(void)
+{
+    char lines[LOG_Q][sizeof(ch.log[0])];
+    int n, i;
+
+    pthread_mutex_lock(&ch.lock);
+    n = ch.log_n;
+    memcpy(lines, ch.log, sizeof(lines[0]) * n);
+    __atomic_store_n(&ch.log_n, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&ch.lock);
+    for (i = 0; i < n; ++i) {
+        openib_cpc_log(1, "%s", lines[i]);
+    }
+}
+
 bool oob_chan_poll(struct oob_event *ev)
 {
-    if (OPAL_LIKELY(0 == __atomic_load_n(&ch.ev_count, __ATOMIC_ACQUIRE))) {
+    if (OPAL_LIKELY(0 == __atomic_load_n(&ch.ev_count, __ATOMIC_ACQUIRE) &&
+                    0 == __atomic_load_n(&ch.log_n, __ATOMIC_ACQUIRE))) {
         return false;
     }
+    if (ch.log_n) {
+        flush_log();
+    }
     pthread_mutex_lock(&ch.lock);
+    if (0 == ch.ev_count) {
+        pthread_mutex_unlock(&ch.lock);
+        return false;
+    }
     *ev = ch.ev[ch.ev_head];
     ch.ev_head = (ch.ev_head + 1) % MAX_EVENTS;
     __atomic_sub_fetch(&ch.ev_count, 1, __ATOMIC_RELEASE);
@@ -649,7 +1015,13 @@ bool oob_chan_poll(struct oob_event *ev)
         struct session *s = lookup(ev->sid);
         if (s && s->pending > 0) {
             s->pending--; /* taken: the PONGs stop saying "not taken yet" */
+            if (0 == s->pending) {
+                s->idle_from_ms = now_ms(); /* the CPC looked: its deadline restarts */
+            }
         }
+    }
+    if (ch.paused) {
+        wake(); /* a session waits for room we just made */
     }
     pthread_mutex_unlock(&ch.lock);
     return true;
@@ -684,28 +1056,12 @@ int oob_chan_liveness(int h, long *heard_ms, int *peer_pending)
     return rc;
 }
 
-int oob_local_addrs(uint32_t *addrs, int max)
+int oob_chan_backlog(void)
 {
-    struct ifaddrs *ifa, *p;
-    int n = 0, pass;
+    return __atomic_load_n(&ch.ev_count, __ATOMIC_ACQUIRE);
+}
 
-    if (getifaddrs(&ifa)) {
-        return 0;
-    }
-    /* non-loopback first, so remote peers try a routable address first */
-    for (pass = 0; pass < 2; ++pass) {
-        for (p = ifa; p && n < max; p = p->ifa_next) {
-            bool lo;
-            if (!p->ifa_addr || p->ifa_addr->sa_family != AF_INET || !(p->ifa_flags & IFF_UP)) {
-                continue;
-            }
-            lo = (p->ifa_flags & IFF_LOOPBACK) != 0;
-            if (lo == (pass == 0)) {
-                continue;
-            }
-            addrs[n++] = ((struct sockaddr_in *) p->ifa_addr)->sin_addr.s_addr;
-        }
-    }
-    freeifaddrs(ifa);
-    return n;
+int oob_chan_backlog_max(void)
+{
+    return MAX_EVENTS;
 }

@@ -52,7 +52,8 @@ struct oob_event {
 int oob_chan_start(void);
 void oob_chan_stop(void);
 
-/* Listen on an ephemeral TCP port on all IPv4 addresses. */
+/* Listen on an ephemeral TCP port, the same on each address that
+ * oob_local_addrs selects (never INADDR_ANY). */
 int oob_chan_listen(void *owner, uint16_t *port_out, int *lid_out);
 void oob_chan_unlisten(int lid);
 
@@ -61,12 +62,21 @@ void oob_chan_unlisten(int lid);
  * it is known at once); the call itself fails only for lack of sessions. */
 int oob_chan_connect(const uint32_t *addrs, int naddr, uint16_t port, const uint8_t *msg,
                      void *owner, int *sid_out);
+/* Queue msg on a live session. On an accepted session this also vouches
+ * for it, as oob_chan_trust does: a CPC answers only a job member (a
+ * stranger gets nothing, or one message and a close). */
 int oob_chan_send(int sid, const uint8_t *msg);
 void oob_chan_close(int sid);
 
 /* The CPC verified a frame on this accepted session (a job member's MAC):
  * the session is no longer subject to the limits the channel puts on
- * sessions nobody has vouched for yet (idle deadline, per-source cap). */
+ * sessions nobody has vouched for yet: closed when it delivers no
+ * handshake message for btl_openib_oob_unverified_idle seconds (PINGs do
+ * not count; a message waiting for the CPC does), at most
+ * btl_openib_oob_unverified_per_source per source address and half the
+ * sessions in all (over either, the oldest silent one or else the new
+ * one is closed), and at most 4 messages waiting for the CPC (then it is
+ * not read until the CPC takes one). Each refusal is logged at verbose 1. */
 void oob_chan_trust(int sid);
 
 /* Pop the next event; false when none (cheap). */
@@ -83,7 +93,14 @@ void oob_chan_set_ping_ms(int ms);
  * session is closed. */
 int oob_chan_liveness(int sid, long *heard_ms, int *peer_pending);
 
-/* This host's IPv4 addresses to publish: non-loopback first. */
+/* Events queued for oob_chan_poll, and how many the ring holds: when it
+ * is full, sessions wait (they are not read) until there is room. */
+int oob_chan_backlog(void);
+int oob_chan_backlog_max(void);
+
+/* This host's IPv4 addresses to publish and listen on: those that
+ * btl_openib_oob_if_include / _exclude select (cpc_oob_params.c); 0 when
+ * none, or when a parameter is wrong (the user was told). */
 int oob_local_addrs(uint32_t *addrs, int max);
 
 #endif
