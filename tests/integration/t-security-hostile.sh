@@ -135,7 +135,7 @@ assert_openib_carried "$out" 12 4 oob
 for mode in garbage forged replay idle flood; do
 	assert_grep "^hostile: $mode: sent=" "$H" "the $mode attack ran"
 done
-if grep -E '^hostile: ' "$H" | grep -Eqv ' rep=0 '; then
+if grep -E '^hostile: [a-z]+: sent=' "$H" | grep -Eqv ' rep=0 '; then
 	fail "a rank answered the stranger with a REP (a connection handed over)"
 fi
 conns=$(sed -nE 's/^hostile: idle: .* conns=([0-9]+) .*/\1/p' "$H")
@@ -159,5 +159,9 @@ refusal "forged: a wrong destination (wrong-dst)" 'wrong[- ](dst|destination)'
 refusal "replay" 'replay'
 refusal "idle sessions (idle)" 'idle'
 refusal "too many sessions (per-source-cap / session-cap)" 'per[- ]source|session[- ]cap|too many'
+# Strangers get no answer at all (no REJ either): the session is closed.
+if grep -E '^hostile: (forged|replay|flood): sent=' "$H" | grep -Eqv ' rej=0 other=0 '; then
+	missing+=("no answer to strangers (a REJ or other frame came back)")
+fi
 [ ${#missing[@]} = 0 ] || fail "attacks without a logged refusal and reason: ${missing[*]}"
 ok "every attack was refused with its reason in the verbose log"
