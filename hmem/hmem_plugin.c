@@ -136,12 +136,11 @@ int openib_hmem_load_plugin(struct openib_hmem_object *root, const char *path, c
 
     rc = pl->info->init(root, pwhy, sizeof(pwhy));
     if (0 != rc) {
-        char detail[200];
-
-        snprintf(detail, sizeof(detail), "plug-in '%s' init failed (%d): %s",
-                 NULL != pl->info->name ? pl->info->name : "?", rc,
-                 '\0' != pwhy[0] ? pwhy : "no reason given");
-        hmem_why(why, why_len, "%s: %s", path, detail);
+        if (NULL != why && why_len > 0) {
+            snprintf(why, why_len, "%s: plug-in '%s' init failed (%d): %s", path,
+                     NULL != pl->info->name ? pl->info->name : "?", rc,
+                     '\0' != pwhy[0] ? pwhy : "no reason given");
+        }
         rc = rc < 0 ? rc : -ECANCELED;
         goto err_forget;
     }

@@ -153,12 +153,13 @@ static void name_jobid_add(uint8_t name[OOB_ID_LEN], uint32_t d)
 
 /* ---- the one place that knows what a request carries ----
  * A request from src to dst with plausible QP data. key: the MAC key a
- * stranger guesses (random), NULL for none. Today's frame has no MAC field;
- * once the handshake carries one (issue 15), it is sealed here with key,
- * and a frame without a MAC is this one with the field left zero. */
+ * stranger guesses (random), NULL for none: the frame is sealed with key,
+ * or its MAC field (the frame's last bytes) is left zero. */
 static void build_request(uint8_t frame[OOB_MSG_SIZE], enum oob_type type, const uint8_t *src,
                           const uint8_t *dst, const uint8_t *key)
 {
+    static const uint8_t no_key[OPENIB_AUTH_TOKEN_LEN];
+    struct oob_msg m;
     struct openib_cpc_qp_info q;
 
     openib_cpc_qp_info_init(&q);
@@ -173,10 +174,18 @@ static void build_request(uint8_t frame[OOB_MSG_SIZE], enum oob_type type, const
     q.rq_layout = (uint32_t) rnd();
     q.mailbox_rkey = (uint32_t) rnd();
     q.mailbox_addr = rnd();
-    if (OPAL_SUCCESS != oob_msg_encode(frame, OOB_MSG_SIZE, type, 0, src, dst, &q)) {
+    memset(&m, 0, sizeof(m));
+    m.type = type;
+    memcpy(m.src, src, OOB_ID_LEN);
+    memcpy(m.dst, dst, OOB_ID_LEN);
+    m.q = q;
+    rnd_fill(m.nonce, sizeof(m.nonce));
+    if (OPAL_SUCCESS != oob_msg_encode(frame, OOB_MSG_SIZE, &m, key ? key : no_key)) {
         die("%s", "oob_msg_encode refused a request");
     }
-    (void) key;
+    if (NULL == key) {
+        memset(frame + OOB_MSG_SIZE - OPENIB_AUTH_MAC_LEN, 0, OPENIB_AUTH_MAC_LEN);
+    }
 }
 
 /* ---- sockets ---- */
@@ -377,6 +386,7 @@ static int mode_probe(void)
 static void bad_frame(uint8_t f[OOB_MSG_SIZE], bool xoob)
 {
     static const uint8_t edges[] = { 0, 1, 9, 0x7f, 0x80, 0xff };
+    static const uint8_t any_key[OPENIB_AUTH_TOKEN_LEN];
     struct oob_msg m;
     struct xoob_msg x;
 
@@ -386,7 +396,7 @@ static void bad_frame(uint8_t f[OOB_MSG_SIZE], bool xoob)
             x.type = XOOB_REQ;
             memcpy(x.src, o.member, sizeof(x.src));
             memcpy(x.dst, o.name, sizeof(x.dst));
-            xoob_msg_encode(&x, f, OOB_MSG_SIZE);
+            xoob_msg_encode(&x, f, OOB_MSG_SIZE, any_key); /* refused by its layout */
         } else {
             build_request(f, OOB_REQ, o.member, o.name, NULL);
         }

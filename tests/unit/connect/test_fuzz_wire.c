@@ -161,9 +161,12 @@ static size_t oob_blob_valid(uint8_t *buf)
     uint32_t addrs[OOB_MAX_ADDRS];
     size_t len = 0;
 
+    uint8_t token[OPENIB_AUTH_TOKEN_LEN];
+
     rnd_fill(addrs, sizeof(addrs));
+    rnd_fill(token, sizeof(token));
     CHECK_EQ(oob_blob_encode(buf, FZ_BUF, addrs, 1 + (int) rnd_below(OOB_MAX_ADDRS),
-                             (uint16_t) rnd(), &len), OPAL_SUCCESS);
+                             (uint16_t) rnd(), token, &len), OPAL_SUCCESS);
     return len;
 }
 
@@ -171,13 +174,14 @@ static int oob_blob_dec(const uint8_t *in, size_t len, uint8_t *re, size_t *re_l
 {
     uint32_t addrs[OOB_MAX_ADDRS];
     uint16_t port;
+    uint8_t token[OPENIB_AUTH_TOKEN_LEN];
     int naddr = -1, version = -1;
-    int rc = oob_blob_decode(in, len, addrs, &naddr, &port, &version);
+    int rc = oob_blob_decode(in, len, addrs, &naddr, &port, token, &version);
 
     if (OPAL_SUCCESS == rc) {
         SANE(naddr >= 1 && naddr <= OOB_MAX_ADDRS);
         SANE(version == OOB_BLOB_VERSION);
-        SANE(OPAL_SUCCESS == oob_blob_encode(re, FZ_BUF, addrs, naddr, port, re_len));
+        SANE(OPAL_SUCCESS == oob_blob_encode(re, FZ_BUF, addrs, naddr, port, token, re_len));
     }
     return rc;
 }
@@ -315,17 +319,50 @@ static void rnd_qp(struct openib_cpc_qp_info *q)
     q->mailbox_addr = rnd();
 }
 
+/* Frames are sealed with this key; the MAC itself is checked by
+ * test_auth and the wire tests, here only the layout decoders run. */
+static const uint8_t fz_key[OPENIB_AUTH_TOKEN_LEN] = { 0x5a, 1, 2, 3, 4, 5, 6, 7,
+                                                       8, 9, 10, 11, 12, 13, 14, 15 };
+
+/* A mutated frame keeps its old MAC, which the re-encoding replaces, so the
+ * MAC bytes are not compared. Where they lie is learned, not assumed: the
+ * bytes that change when the same message is sealed with another key. */
+static const uint8_t fz_other_key[OPENIB_AUTH_TOKEN_LEN] = { 0xa5, 9, 9, 9 };
+
+static void learn_mac_bytes(uint8_t *mask, const uint8_t *a, const uint8_t *b)
+{
+    for (size_t k = 0; k < OOB_MSG_SIZE; ++k) {
+        mask[k] |= a[k] != b[k];
+    }
+}
+
+static void keep_input_mac(const uint8_t *mask, const uint8_t *in, uint8_t *re)
+{
+    for (size_t k = 0; k < OOB_MSG_SIZE; ++k) {
+        if (mask[k]) {
+            re[k] = in[k];
+        }
+    }
+}
+
+static uint8_t oob_mac_mask[OOB_MSG_SIZE], xoob_mac_mask[OOB_MSG_SIZE];
+
 static size_t oob_msg_valid(uint8_t *buf)
 {
-    struct openib_cpc_qp_info q;
-    uint8_t src[OOB_ID_LEN], dst[OOB_ID_LEN];
+    uint8_t other[OOB_MSG_SIZE];
+    struct oob_msg m;
 
-    rnd_qp(&q);
-    rnd_fill(src, sizeof(src));
-    rnd_fill(dst, sizeof(dst));
-    CHECK_EQ(oob_msg_encode(buf, OOB_MSG_SIZE, (enum oob_type) (1 + rnd_below(4)),
-                            (uint16_t) rnd(), src, dst, rnd_below(4) ? &q : NULL),
-             OPAL_SUCCESS);
+    memset(&m, 0, sizeof(m));
+    m.type = (enum oob_type) (1 + rnd_below(4));
+    m.reason = (uint16_t) rnd();
+    rnd_fill(m.src, sizeof(m.src));
+    rnd_fill(m.dst, sizeof(m.dst));
+    rnd_fill(m.nonce, sizeof(m.nonce));
+    rnd_fill(m.echo, sizeof(m.echo));
+    rnd_qp(&m.q);
+    CHECK_EQ(oob_msg_encode(buf, OOB_MSG_SIZE, &m, fz_key), OPAL_SUCCESS);
+    CHECK_EQ(oob_msg_encode(other, OOB_MSG_SIZE, &m, fz_other_key), OPAL_SUCCESS);
+    learn_mac_bytes(oob_mac_mask, buf, other);
     return OOB_MSG_SIZE;
 }
 
@@ -337,11 +374,22 @@ static int oob_msg_dec(const uint8_t *in, size_t len, uint8_t *re, size_t *re_le
     if (OPAL_SUCCESS == rc) {
         SANE(m.type >= OOB_REQ && m.type <= OOB_REJ);
         SANE(m.q.num_qps <= OPENIB_CPC_MAX_QPS);
-        SANE(OPAL_SUCCESS ==
-             oob_msg_encode(re, OOB_MSG_SIZE, m.type, m.reason, m.src, m.dst, &m.q));
+        SANE(OPAL_SUCCESS == oob_msg_encode(re, OOB_MSG_SIZE, &m, fz_key));
+        keep_input_mac(oob_mac_mask, in, re);
         *re_len = OOB_MSG_SIZE;
     }
     return rc;
+}
+
+/* Only REQ and REP carry QP data: in an RTU or REJ those bytes (after the
+ * header and both names, up to the nonces at 128) are not read. */
+static void oob_msg_normalize(uint8_t *in, size_t len)
+{
+    const size_t q_off = 8 + 2 * OOB_ID_LEN, q_end = 128;
+
+    if (len >= q_end && in[5] != OOB_REQ && in[5] != OOB_REP) {
+        memset(in + q_off, 0, q_end - q_off);
+    }
 }
 
 /* -- the channel's keepalive frame -- */
@@ -369,8 +417,9 @@ static int oob_ka_dec(const uint8_t *in, size_t len, uint8_t *re, size_t *re_len
 /* -- xoob handshake message (one side-channel frame) -- */
 static size_t xoob_msg_valid(uint8_t *buf)
 {
+    uint8_t other[OOB_MSG_SIZE];
     struct xoob_msg m;
-    size_t why = rnd_below(sizeof(m.why));
+    size_t why = rnd_below(XOOB_WHY_LEN);
 
     rnd_fill(&m, sizeof(m));
     m.type = (uint8_t) (1 + rnd_below(3));
@@ -378,7 +427,9 @@ static size_t xoob_msg_valid(uint8_t *buf)
         m.why[i] = (char) (' ' + rnd_below(95));
     }
     m.why[why] = '\0';
-    CHECK_EQ(xoob_msg_encode(&m, buf, OOB_MSG_SIZE), OPAL_SUCCESS);
+    CHECK_EQ(xoob_msg_encode(&m, buf, OOB_MSG_SIZE, fz_key), OPAL_SUCCESS);
+    CHECK_EQ(xoob_msg_encode(&m, other, OOB_MSG_SIZE, fz_other_key), OPAL_SUCCESS);
+    learn_mac_bytes(xoob_mac_mask, buf, other);
     return OOB_MSG_SIZE;
 }
 
@@ -391,7 +442,8 @@ static int xoob_msg_dec(const uint8_t *in, size_t len, uint8_t *re, size_t *re_l
         SANE(m.type >= XOOB_REQ && m.type <= XOOB_REJ);
         SANE(memchr(m.why, '\0', sizeof(m.why)) != NULL);
         SANE(xoob_msg_is_xoob(in, len));
-        SANE(OPAL_SUCCESS == xoob_msg_encode(&m, re, OOB_MSG_SIZE));
+        SANE(OPAL_SUCCESS == xoob_msg_encode(&m, re, OOB_MSG_SIZE, fz_key));
+        keep_input_mac(xoob_mac_mask, in, re);
         *re_len = OOB_MSG_SIZE;
     }
     return rc;
@@ -404,11 +456,11 @@ static void xoob_msg_normalize(uint8_t *in, size_t len)
     const size_t why = 8 + 2 * XOOB_ID_LEN + 16 + 16 + 2 + 8;
     size_t end = why;
 
-    while (end < len && end < why + sizeof(((struct xoob_msg *) 0)->why) - 1 && in[end]) {
+    while (end < len && end < why + XOOB_WHY_LEN && in[end]) {
         ++end;
     }
-    if (end < len) {
-        memset(in + end, 0, len - end);
+    if (end < why + XOOB_WHY_LEN && end < len) {
+        memset(in + end, 0, why + XOOB_WHY_LEN - end);
     }
 }
 
@@ -488,7 +540,8 @@ static const struct fz_target targets[] = {
       CODES(OPAL_SUCCESS, OPAL_ERR_BAD_PARAM, OPAL_ERR_NOT_SUPPORTED, OPAL_ERR_OUT_OF_RESOURCE),
       .canonical = true, .fixup = modex_fixup },
     { .name = "oob_msg", .valid = oob_msg_valid, .decode = oob_msg_dec,
-      CODES(OPAL_SUCCESS, OPAL_ERR_BAD_PARAM, OPAL_ERR_NOT_SUPPORTED), .canonical = false },
+      CODES(OPAL_SUCCESS, OPAL_ERR_BAD_PARAM, OPAL_ERR_NOT_SUPPORTED), .canonical = false,
+      .normalize = oob_msg_normalize },
     { .name = "oob_ka", .valid = oob_ka_valid, .decode = oob_ka_dec,
       CODES(OPAL_SUCCESS, OPAL_ERR_BAD_PARAM, OPAL_ERR_NOT_SUPPORTED, OPAL_ERR_NOT_FOUND),
       .canonical = false },
