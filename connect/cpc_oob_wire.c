@@ -231,28 +231,69 @@ bool oob_is_member(const uint8_t src[OOB_ID_LEN], const uint8_t self[OOB_ID_LEN]
     return 0 == job_size || vpid < job_size;
 }
 
+/* The order of the checks, shared with xoob: cheap and public facts first,
+ * the MAC next, freshness last (only a verified frame may enter the ring). */
+enum oob_refusal oob_check_request_frame(const struct oob_frame_view *f,
+                                         const uint8_t self[OOB_ID_LEN], uint32_t job_size,
+                                         const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
+                                         struct openib_auth_replay *replay)
+{
+    if (0 != memcmp(f->dst, self, OOB_ID_LEN)) {
+        return OOB_WRONG_DST;
+    }
+    if (!oob_is_member(f->src, self, job_size)) {
+        return OOB_NOT_MEMBER;
+    }
+    if (!openib_auth_verify(own_token, f->buf, f->len, f->mac_off)) {
+        return OOB_BAD_MAC;
+    }
+    if (!openib_auth_replay_fresh(replay, f->src, OOB_ID_LEN, f->nonce)) {
+        return OOB_REPLAY;
+    }
+    return OOB_OK;
+}
+
+enum oob_refusal oob_check_answer_frame(const struct oob_frame_view *f,
+                                        const uint8_t self[OOB_ID_LEN],
+                                        const uint8_t peer[OOB_ID_LEN],
+                                        const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
+                                        const uint8_t asked[OPENIB_AUTH_NONCE_LEN])
+{
+    if (0 != memcmp(f->dst, self, OOB_ID_LEN)) {
+        return OOB_WRONG_DST;
+    }
+    if (0 != memcmp(f->src, peer, OOB_ID_LEN)) {
+        return OOB_WRONG_SRC;
+    }
+    if (!openib_auth_verify(own_token, f->buf, f->len, f->mac_off)) {
+        return OOB_BAD_MAC;
+    }
+    if (0 != memcmp(f->echo, asked, OPENIB_AUTH_NONCE_LEN)) {
+        return OOB_REPLAY;
+    }
+    return OOB_OK;
+}
+
+static struct oob_frame_view oob_view(const uint8_t *buf, const struct oob_msg *m)
+{
+    return (struct oob_frame_view){ .buf = buf, .len = OOB_MSG_LEN, .mac_off = OOB_MAC_OFF,
+                                    .src = m->src, .dst = m->dst, .nonce = m->nonce,
+                                    .echo = m->echo };
+}
+
 enum oob_refusal oob_check_incoming(const uint8_t *buf, size_t size,
                                     const uint8_t self[OOB_ID_LEN], uint32_t job_size,
                                     const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
                                     struct openib_auth_replay *replay, struct oob_msg *out)
 {
+    struct oob_frame_view f;
+
     if (OPAL_SUCCESS != oob_msg_decode(buf, size, out) ||
         (out->type != OOB_REQ && out->type != OOB_RTU)) {
         return OOB_MALFORMED;
     }
-    if (0 != memcmp(out->dst, self, OOB_ID_LEN)) {
-        return OOB_WRONG_DST;
-    }
-    if (!oob_is_member(out->src, self, job_size)) {
-        return OOB_NOT_MEMBER;
-    }
-    if (!openib_auth_verify(own_token, buf, OOB_MSG_LEN, OOB_MAC_OFF)) {
-        return OOB_BAD_MAC;
-    }
-    if (!openib_auth_replay_fresh(replay, out->src, OOB_ID_LEN, out->nonce)) {
-        return OOB_REPLAY;
-    }
-    return OOB_OK;
+    f = oob_view(buf, out);
+    return oob_check_request_frame(&f, self, job_size, own_token, replay);
 }
 
 enum oob_refusal oob_check_answer(const uint8_t *buf, size_t size, const uint8_t self[OOB_ID_LEN],
@@ -261,23 +302,14 @@ enum oob_refusal oob_check_answer(const uint8_t *buf, size_t size, const uint8_t
                                   const uint8_t asked[OPENIB_AUTH_NONCE_LEN],
                                   struct oob_msg *out)
 {
+    struct oob_frame_view f;
+
     if (OPAL_SUCCESS != oob_msg_decode(buf, size, out) ||
         (out->type != OOB_REP && out->type != OOB_REJ)) {
         return OOB_MALFORMED;
     }
-    if (0 != memcmp(out->dst, self, OOB_ID_LEN)) {
-        return OOB_WRONG_DST;
-    }
-    if (0 != memcmp(out->src, peer, OOB_ID_LEN)) {
-        return OOB_WRONG_SRC;
-    }
-    if (!openib_auth_verify(own_token, buf, OOB_MSG_LEN, OOB_MAC_OFF)) {
-        return OOB_BAD_MAC;
-    }
-    if (0 != memcmp(out->echo, asked, OPENIB_AUTH_NONCE_LEN)) {
-        return OOB_REPLAY;
-    }
-    return OOB_OK;
+    f = oob_view(buf, out);
+    return oob_check_answer_frame(&f, self, peer, own_token, asked);
 }
 
 enum oob_refusal oob_check_source(const uint32_t *published, int n, uint32_t source)

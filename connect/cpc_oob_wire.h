@@ -92,6 +92,26 @@ bool oob_is_member(const uint8_t src[OOB_ID_LEN], const uint8_t self[OOB_ID_LEN]
 /* A frame on an accepted session (REQ or RTU): layout, dst == self,
  * membership, MAC under own_token, then (src, nonce) fresh in replay
  * (remembered only when every earlier check passed). */
+/* A decoded frame as the shared checks see it (oob and xoob): the sealed
+ * bytes, where the MAC lies, and the fields the rules read. */
+struct oob_frame_view {
+    const uint8_t *buf;
+    size_t len, mac_off;
+    const uint8_t *src, *dst, *nonce, *echo;
+};
+
+/* A request: wrong-dst, not-member, bad-mac, replay, in this order. */
+enum oob_refusal oob_check_request_frame(const struct oob_frame_view *f,
+                                         const uint8_t self[OOB_ID_LEN], uint32_t job_size,
+                                         const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
+                                         struct openib_auth_replay *replay);
+/* An answer: wrong-dst, wrong-src, bad-mac, replay (echo is not `asked`). */
+enum oob_refusal oob_check_answer_frame(const struct oob_frame_view *f,
+                                        const uint8_t self[OOB_ID_LEN],
+                                        const uint8_t peer[OOB_ID_LEN],
+                                        const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
+                                        const uint8_t asked[OPENIB_AUTH_NONCE_LEN]);
+
 enum oob_refusal oob_check_incoming(const uint8_t *buf, size_t size,
                                     const uint8_t self[OOB_ID_LEN], uint32_t job_size,
                                     const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],

@@ -35,6 +35,7 @@
 #define XOOB_BLOB_HDR (4 + OPENIB_AUTH_TOKEN_LEN)
 
 _Static_assert(XOOB_MSG_LEN <= 160, "the xoob message must fit a channel frame (OOB_MSG_SIZE)");
+_Static_assert(XOOB_ID_LEN == OOB_ID_LEN, "xoob shares the checks of oob_check_request_frame");
 
 static size_t blob_size(uint8_t naddr, uint8_t nsrq)
 {
@@ -191,27 +192,25 @@ int xoob_msg_decode(const uint8_t *buf, size_t size, struct xoob_msg *m)
     return OPAL_SUCCESS;
 }
 
+static struct oob_frame_view xoob_view(const uint8_t *buf, const struct xoob_msg *m)
+{
+    return (struct oob_frame_view){ .buf = buf, .len = XOOB_MSG_LEN, .mac_off = XOOB_MAC_OFF,
+                                    .src = m->src, .dst = m->dst, .nonce = m->nonce,
+                                    .echo = m->echo };
+}
+
 enum oob_refusal xoob_check_request(const uint8_t *buf, size_t size,
                                     const uint8_t self[XOOB_ID_LEN], uint32_t job_size,
                                     const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
                                     struct openib_auth_replay *replay, struct xoob_msg *out)
 {
+    struct oob_frame_view f;
+
     if (OPAL_SUCCESS != xoob_msg_decode(buf, size, out) || out->type != XOOB_REQ) {
         return OOB_MALFORMED;
     }
-    if (0 != memcmp(out->dst, self, XOOB_ID_LEN)) {
-        return OOB_WRONG_DST;
-    }
-    if (!oob_is_member(out->src, self, job_size)) {
-        return OOB_NOT_MEMBER;
-    }
-    if (!openib_auth_verify(own_token, buf, XOOB_MSG_LEN, XOOB_MAC_OFF)) {
-        return OOB_BAD_MAC;
-    }
-    if (!openib_auth_replay_fresh(replay, out->src, XOOB_ID_LEN, out->nonce)) {
-        return OOB_REPLAY;
-    }
-    return OOB_OK;
+    f = xoob_view(buf, out);
+    return oob_check_request_frame(&f, self, job_size, own_token, replay);
 }
 
 enum oob_refusal xoob_check_answer(const uint8_t *buf, size_t size,
@@ -221,23 +220,14 @@ enum oob_refusal xoob_check_answer(const uint8_t *buf, size_t size,
                                    const uint8_t asked[OPENIB_AUTH_NONCE_LEN],
                                    struct xoob_msg *out)
 {
+    struct oob_frame_view f;
+
     if (OPAL_SUCCESS != xoob_msg_decode(buf, size, out) ||
         (out->type != XOOB_REP && out->type != XOOB_REJ)) {
         return OOB_MALFORMED;
     }
-    if (0 != memcmp(out->dst, self, XOOB_ID_LEN)) {
-        return OOB_WRONG_DST;
-    }
-    if (0 != memcmp(out->src, peer, XOOB_ID_LEN)) {
-        return OOB_WRONG_SRC;
-    }
-    if (!openib_auth_verify(own_token, buf, XOOB_MSG_LEN, XOOB_MAC_OFF)) {
-        return OOB_BAD_MAC;
-    }
-    if (0 != memcmp(out->echo, asked, OPENIB_AUTH_NONCE_LEN)) {
-        return OOB_REPLAY;
-    }
-    return OOB_OK;
+    f = xoob_view(buf, out);
+    return oob_check_answer_frame(&f, self, peer, own_token, asked);
 }
 
 uint64_t xoob_node_id(const char *hostname)
