@@ -144,9 +144,13 @@ static int openib_open(void)
 
 static int openib_close(void)
 {
+    /* what finalize left is torn down like the rest: under the lock, so
+     * the call-outs of a last drain can drop it */
+    openib_lock_take();
     openib_devices_close();
     openib_connect_finalize();
     openib_hmem_glue_fini();
+    openib_lock_drop();
     if (mca_btl_openib_component.output > 0) {
         opal_output_close(mca_btl_openib_component.output);
     }
