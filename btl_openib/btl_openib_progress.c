@@ -307,7 +307,7 @@ int openib_component_progress(void)
             drain_stalled(m);
         }
     }
-    if (OPAL_UNLIKELY(openib_connect_work)) {
+    if (OPAL_UNLIKELY(__atomic_load_n(&openib_connect_work, __ATOMIC_ACQUIRE))) {
         /* a CPC's thread queued something: look now */
         __atomic_store_n(&openib_connect_work, 0, __ATOMIC_RELAXED);
         count += openib_cpc_oob_progress();
