@@ -40,10 +40,10 @@ export OPENIB_LIB_NO_TMP=1
 T_START=$EPOCHREALTIME
 dev=$OPENIB_TEST_DEVICE
 only=,${OPENIB_MT_ONLY:-openib,ucx,tcp},
-rounds=${OPENIB_MT_ROUNDS:-3}
+rounds=${OPENIB_MT_ROUNDS:-2}
 step_to=${OPENIB_MT_STEP_TIMEOUT:-300}
 windows=${OPENIB_MT_ITERS:-60}
-BENCH_ARGS=(--samples "${OPENIB_MT_SAMPLES:-5}" --lat-iters "${OPENIB_MT_LAT_ITERS:-1000}"
+BENCH_ARGS=(--samples "${OPENIB_MT_SAMPLES:-8}" --lat-iters "${OPENIB_MT_LAT_ITERS:-300}"
 	--warmup "${OPENIB_MT_WARMUP:-10}")
 echo "$PROG: one guest ($(hostname), $(nproc) vCPUs), $dev $(dev_ipv4 "$dev"); $rounds round(s); results in $RES"
 

@@ -153,8 +153,8 @@ cmd=$(cat "$DIR/command" 2>/dev/null || echo "?")
 			print "### Single thread: openib before and after the change (8 B)\n"
 			print "| figure | before, SINGLE | after, SINGLE | after/before, SINGLE | before, MULTIPLE | after, MULTIPLE | after MULTIPLE / after SINGLE | n |"
 			print "|---|---|---|---|---|---|---|---|"
-			split("lat|latency, median round trip / 2 (us)|lat_mean|latency, mean (us)|rate|message rate, aggregate (k msg/s)|rate_win|message rate, median window (k msg/s)", R, "|")
-			for (i = 1; i < 8; i += 2) {
+			nrow = split("lat_p10|latency, 10th percentile round trip / 2 (us)|lat|latency, median round trip / 2 (us)|lat_mean|latency, mean (us)|rate_p90|message rate, 10th percentile window time (k msg/s)|rate_win|message rate, median window time (k msg/s)|rate|message rate, aggregate (k msg/s)", R, "|")
+			for (i = 1; i < nrow; i += 2) {
 				t = R[i]
 				bs = K("st", "before", 1, "single", t); as = K("st", "after", 1, "single", t)
 				bm_ = K("st", "before", 1, "multiple", t); am = K("st", "after", 1, "multiple", t)
