@@ -8,12 +8,14 @@
 #     before and after alternates from round to round, so that neither
 #     always runs first.  Round 1 also tries "before" under
 #     MPI_THREAD_MULTIPLE once: a component that declines it fails there,
-#     and the report says so.
+#     and the report says so.  Then the same two levels over TCP (ob1, btl
+#     tcp,self): the share of Open MPI's own layers in what
+#     MPI_THREAD_MULTIPLE costs.
 #   the threaded table: for each N of OPENIB_MT_THREADS, openib (the "after"
 #     build), UCX and TCP with N threads per rank.
 # Writes into RESDIR, per run and round R:
-#   st_BUILD_LEVEL.rR.csv/.err/.status/.pkts   (BUILD before|after, LEVEL
-#                                              single|multiple)
+#   st_CONFIG_LEVEL.rR.csv/.err/.status/.pkts  (CONFIG before|after|tcp,
+#                                              LEVEL single|multiple)
 #   mt_CONFIG_nN.rR.csv/.err/.status/.pkts     (CONFIG openib|ucx|tcp)
 #   guest-elapsed   seconds this script took, by the guest's clock
 # .csv is mt_msgrate's output; .pkts the packets this guest's rxe device sent
@@ -84,12 +86,17 @@ mtrun() {
 	return "$c"
 }
 
-# st BUILD LEVEL: one single-thread comparison run
+# st CONFIG LEVEL: one single-thread comparison run; CONFIG before or after
+# (openib), or tcp: the control, what MPI_THREAD_MULTIPLE costs in Open
+# MPI's own layers (ob1, opal) with a BTL that did not change
 st() {
-	local dir=$OPENIB_MT_AFTER
-	[ "$1" = before ] && dir=$OPENIB_MT_BEFORE
-	timed "$r: openib $1, MPI_THREAD_${2^^}, 1 thread" \
-		mtrun "st_$1_$2.r$ROUND" "$dir" "${MPI_OPENIB_ARGS[@]}" -- --threads 1 --iters "$(per_thread 1)" --level "$2" --tests rate,lat
+	local dir=$OPENIB_MT_AFTER args=("${MPI_OPENIB_ARGS[@]}") what="openib $1"
+	case $1 in
+	before) dir=$OPENIB_MT_BEFORE ;;
+	tcp) dir='' args=("${MPI_TCP_ARGS[@]}") what=TCP ;;
+	esac
+	timed "$r: $what, MPI_THREAD_${2^^}, 1 thread" \
+		mtrun "st_$1_$2.r$ROUND" "$dir" "${args[@]}" -- --threads 1 --iters "$(per_thread 1)" --level "$2" --tests rate,lat
 }
 
 for ((ROUND = 1; ROUND <= rounds; ROUND++)); do
@@ -102,6 +109,10 @@ for ((ROUND = 1; ROUND <= rounds; ROUND++)); do
 			[ "$b" = before ] && [ "$ROUND" != 1 ] && continue
 			st "$b" multiple
 		done
+		if [[ $only == *,tcp,* ]]; then
+			st tcp single
+			st tcp multiple
+		fi
 	fi
 	for n in ${OPENIB_MT_THREADS//,/ }; do
 		if [[ $only == *,openib,* ]]; then
