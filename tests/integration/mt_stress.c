@@ -25,8 +25,13 @@
  *            received as the same vector or as contiguous ints
  *   probe    MPI_Probe / MPI_Iprobe / MPI_Mprobe with MPI_ANY_SOURCE, then
  *            the receive of the size found
- *   osc      (on the thread's own window, in one passive-target
- *            lock_all epoch for the whole run) MPI_Get of what the target
+ *   osc      (on the thread's own window, from MPI_Win_allocate for even
+ *            threads and MPI_Win_create on MPI_Alloc_mem memory for odd
+ *            ones where the osc component can make one (osc/rdma: then
+ *            even a peer on the same node is reached through the BTL,
+ *            where MPI_Win_allocate's shared segment is read and written
+ *            directly), in one passive-target lock_all epoch for the whole
+ *            run) MPI_Get of what the target
  *            wrote locally, MPI_Put into the origin's slot and MPI_Get of
  *            it back after a flush, MPI_Fetch_and_op and
  *            MPI_Compare_and_swap (matching and not) on the origin's own
@@ -106,6 +111,7 @@ struct thr {
     MPI_Comm own;
     MPI_Win win;
     unsigned char *wbase;
+    int created; /* the window is MPI_Win_create's, on MPI_Alloc_mem memory */
     int64_t *acc_expect;
     unsigned char *anybuf; /* (nranks - 1) * MAX_SIZE */
     long rounds;
@@ -697,6 +703,7 @@ int main(int argc, char **argv)
     unsigned long long v[5], tot[5];
     long rmin, rmax;
     double start;
+    int created_ok = 1;
 
     for (int i = 1; i < argc; ++i) {
         if (0 == strcmp(argv[i], "--seconds") && i + 1 < argc) {
@@ -746,7 +753,27 @@ int main(int argc, char **argv)
         MPI_Comm_dup(MPI_COMM_WORLD, &th[t].own);
         th[t].anybuf = xmalloc((size_t) (nranks - 1) * MAX_SIZE);
         if (use_osc) {
-            MPI_Win_allocate(win_bytes(), 1, MPI_INFO_NULL, th[t].own, &th[t].wbase, &th[t].win);
+            /* odd threads: MPI_Win_create (see the top of this file) */
+            th[t].created = 0;
+            if (t & 1 && created_ok) {
+                int rc;
+
+                MPI_Alloc_mem(win_bytes(), MPI_INFO_NULL, &th[t].wbase);
+                /* without an RDMA BTL (osc/sm, or osc/pt2pt which refuses
+                 * MPI_THREAD_MULTIPLE) there is no such window: say so below */
+                MPI_Comm_set_errhandler(th[t].own, MPI_ERRORS_RETURN);
+                rc = MPI_Win_create(th[t].wbase, win_bytes(), 1, MPI_INFO_NULL, th[t].own,
+                                    &th[t].win);
+                MPI_Comm_set_errhandler(th[t].own, MPI_ERRORS_ARE_FATAL);
+                th[t].created = MPI_SUCCESS == rc;
+                if (!th[t].created) {
+                    MPI_Free_mem(th[t].wbase);
+                    created_ok = 0;
+                }
+            }
+            if (!th[t].created) {
+                MPI_Win_allocate(win_bytes(), 1, MPI_INFO_NULL, th[t].own, &th[t].wbase, &th[t].win);
+            }
             memset(th[t].wbase, 0, win_bytes());
             th[t].acc_expect = calloc(ACC_N, sizeof(int64_t));
         }
@@ -799,7 +826,12 @@ int main(int argc, char **argv)
     MPI_Allreduce(MPI_IN_PLACE, &rmax, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
     if (0 == rank) {
         printf("mt_stress: detail rounds per thread %ld..%ld, %llu osc operations, %s, %.1f s\n",
-               rmin, rmax, tot[2], use_osc ? "osc on" : "no osc", MPI_Wtime() - start);
+               rmin, rmax, tot[2],
+               !use_osc ? "no osc"
+               : nthreads < 2 ? "osc on MPI_Win_allocate windows"
+               : created_ok ? "osc on MPI_Win_allocate and MPI_Win_create windows"
+                            : "osc on MPI_Win_allocate windows only (MPI_Win_create failed)",
+               MPI_Wtime() - start);
         if (0 == tot[3] && tot[0] > 0) {
             printf("mt_stress: PASSED ranks=%d threads=%d seconds=%d msgs=%llu bytes=%llu\n",
                    nranks, nthreads, seconds, tot[0], tot[1]);
@@ -813,6 +845,9 @@ int main(int argc, char **argv)
     for (int t = 0; t < nthreads; ++t) {
         if (use_osc) {
             MPI_Win_free(&th[t].win);
+            if (th[t].created) {
+                MPI_Free_mem(th[t].wbase);
+            }
             free(th[t].acc_expect);
         }
         MPI_Comm_free(&th[t].own);
