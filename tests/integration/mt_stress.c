@@ -3,14 +3,18 @@
  * doing its own traffic with the same thread of every other rank at the same
  * time as the others, every received byte checked.
  *
- * Usage: mt_stress [--seconds N] [--threads T] [--no-osc] [--watchdog N]
+ * Usage: mt_stress [--seconds N] [--threads T] [--no-osc] [--only PARTS]
+ *                  [--watchdog N] [--backtrace]
  *   --seconds N   run for about N seconds of wall time (default 60); every
  *                 thread runs whole rounds, at least one
  *   --threads T   threads per rank (default 4)
  *   --no-osc      leave out the one-sided part (no window is created)
+ *   --only PARTS  run only these parts of each round (a comma-separated list
+ *                 of ring, any, storm, probe, osc; to narrow down a failure)
  *   --watchdog N  hang guard: when no thread of this rank has finished a
  *                 step for N seconds, print where every thread is and
  *                 MPI_Abort (default 180; 0 = never)
+ *   --backtrace   before that abort, print every thread's backtrace (gdb)
  *
  * Thread t of each rank has its own duplicate of MPI_COMM_WORLD, and shares
  * one more duplicate with the other threads, on which it uses its own tags.
@@ -68,11 +72,15 @@
 #include <unistd.h>
 
 enum kind { K_RING = 1, K_SENDRECV, K_ANY, K_STORM, K_VEC, K_PROBE, K_PUB, K_PUT, K_ACC, K_CAS };
-static const char *const phase_name[] = { "start", "ring", "sendrecv", "any", "storm", "vector",
-                                          "probe", "osc-get", "osc-put", "osc-check", "agree",
-                                          "done" };
-enum { P_START, P_RING, P_SENDRECV, P_ANY, P_STORM, P_VEC, P_PROBE, P_OSC_GET, P_OSC_PUT,
-       P_OSC_CHECK, P_AGREE, P_DONE };
+static const char *const phase_name[] = {
+    "start", "ring", "sendrecv", "any (waiting for every peer's message)", "storm", "vector",
+    "probe", "osc: publishing (barrier)", "osc: get and put", "osc: fetch_and_op",
+    "osc: compare_and_swap", "osc: accumulate", "osc: flush", "osc: read back",
+    "osc: flush after read back", "osc: check (barrier)", "agree (allreduce)", "done"
+};
+enum { P_START, P_RING, P_SENDRECV, P_ANY, P_STORM, P_VEC, P_PROBE, P_OSC_PUB, P_OSC_PUT,
+       P_OSC_FOP, P_OSC_CAS, P_OSC_ACC, P_OSC_FLUSH, P_OSC_READ, P_OSC_FLUSH2, P_OSC_CHECK,
+       P_AGREE, P_DONE };
 
 /* Sizes around the eager limits: openib-ng's (32 KiB - 8), its largest send
  * (64 KiB - 8), vader's 4 KiB, Open MPI's old openib 12 KiB, tcp's 64 KiB;
@@ -98,7 +106,13 @@ static const int put_sizes[] = { 8, 1000, 4096, 32760, 32768, 65536 };
 #define SLOT_BYTES 65536
 #define ACC_N 512
 
-static int rank, nranks, nthreads = 4, seconds = 60, use_osc = 1, watchdog_s = 180;
+/* the parts of a round (--only) */
+static const char *const part_name[] = { "ring", "any", "storm", "probe", "osc" };
+#define NPARTS 5
+enum { PART_RING = 1, PART_ANY = 2, PART_STORM = 4, PART_PROBE = 8 };
+
+static int rank, nranks, nthreads = 4, seconds = 60, use_osc = 1, watchdog_s = 180, backtrace;
+static int parts = PART_RING | PART_ANY | PART_STORM | PART_PROBE;
 static double deadline;
 static MPI_Comm shared_comm;
 static MPI_Datatype vec_type;
@@ -546,7 +560,7 @@ static void do_osc(struct thr *th, long r, uint8_t *getbuf, uint8_t *putbuf, uin
     int64_t *words = (int64_t *) th->wbase;
 
     /* what the others will read: written locally, then published */
-    step(th, P_OSC_GET, -1);
+    step(th, P_OSC_PUB, -1);
     fill(th->wbase, PUB_BYTES, seed_of(rank, rank, th->id, r, K_PUB, 0));
     MPI_Win_sync(w);
     MPI_Barrier(th->own);
@@ -565,10 +579,14 @@ static void do_osc(struct thr *th, long r, uint8_t *getbuf, uint8_t *putbuf, uin
         }
         MPI_Get(getbuf, PUB_BYTES, MPI_BYTE, p, 0, PUB_BYTES, MPI_BYTE, w);
         MPI_Put(putbuf, plen, MPI_BYTE, p, slot_off(rank), plen, MPI_BYTE, w);
+        step(th, P_OSC_FOP, p);
         MPI_Fetch_and_op(&add, &fcnt, MPI_INT64_T, p, cnt_off(rank), MPI_SUM, w);
         MPI_Fetch_and_op(&one, &ftot, MPI_INT64_T, p, total_off(), MPI_SUM, w);
+        step(th, P_OSC_CAS, p);
         MPI_Compare_and_swap(&nv, &cmp, &cres, MPI_INT64_T, p, cas_off(rank), w);
+        step(th, P_OSC_ACC, p);
         MPI_Accumulate(accbuf, ACC_N, MPI_INT64_T, p, acc_off(), ACC_N, MPI_INT64_T, MPI_SUM, w);
+        step(th, P_OSC_FLUSH, p);
         MPI_Win_flush(p, w);
         th->osc_ops += 6;
         verify(th, "osc get of the target's block", p, getbuf, PUB_BYTES,
@@ -588,8 +606,10 @@ static void do_osc(struct thr *th, long r, uint8_t *getbuf, uint8_t *putbuf, uin
 
         /* read back what was put (complete at the target since the flush), and a
          * compare_and_swap that must not match */
+        step(th, P_OSC_READ, p);
         MPI_Get(chkbuf, plen, MPI_BYTE, p, slot_off(rank), plen, MPI_BYTE, w);
         MPI_Compare_and_swap(&nv2, &wrong, &cres2, MPI_INT64_T, p, cas_off(rank), w);
+        step(th, P_OSC_FLUSH2, p);
         MPI_Win_flush(p, w);
         th->osc_ops += 2;
         verify(th, "osc get of what was put", p, chkbuf, plen,
@@ -659,10 +679,18 @@ static void *run(void *arg)
         if (stop) {
             break;
         }
-        do_ring(th, r);
-        do_any(th, r);
-        do_storm(th, r);
-        do_probe(th, r);
+        if (parts & PART_RING) {
+            do_ring(th, r);
+        }
+        if (parts & PART_ANY) {
+            do_any(th, r);
+        }
+        if (parts & PART_STORM) {
+            do_storm(th, r);
+        }
+        if (parts & PART_PROBE) {
+            do_probe(th, r);
+        }
         if (use_osc) {
             do_osc(th, r, getbuf, putbuf, chkbuf, accbuf);
         }
@@ -691,7 +719,8 @@ static const char *level_name(int l)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: mt_stress [--seconds N] [--threads T] [--no-osc] [--watchdog N]\n");
+    fprintf(stderr, "usage: mt_stress [--seconds N] [--threads T] [--no-osc] [--only PARTS]\n"
+                    "                 [--watchdog N] [--backtrace]\n");
     return 2;
 }
 
@@ -714,6 +743,27 @@ int main(int argc, char **argv)
             watchdog_s = atoi(argv[++i]);
         } else if (0 == strcmp(argv[i], "--no-osc")) {
             use_osc = 0;
+        } else if (0 == strcmp(argv[i], "--backtrace")) {
+            backtrace = 1;
+        } else if (0 == strcmp(argv[i], "--only") && i + 1 < argc) {
+            char *list = argv[++i], *tok, *save = NULL;
+
+            parts = 0;
+            use_osc = 0;
+            for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                int k;
+
+                for (k = 0; k < NPARTS && strcmp(tok, part_name[k]); ++k) {
+                }
+                if (k == NPARTS) {
+                    return usage();
+                }
+                if (k == NPARTS - 1) {
+                    use_osc = 1;
+                } else {
+                    parts |= 1 << k;
+                }
+            }
         } else {
             return usage();
         }
@@ -804,6 +854,17 @@ int main(int argc, char **argv)
                         phase_name[__atomic_load_n(&th[t].phase, __ATOMIC_RELAXED)],
                         __atomic_load_n(&th[t].peer, __ATOMIC_RELAXED));
             }
+            if (backtrace) {
+                char cmd[128];
+
+                fflush(stderr);
+                snprintf(cmd, sizeof(cmd),
+                         "gdb -p %d -batch -ex 'thread apply all bt' </dev/null >&2 2>/dev/null",
+                         (int) getpid());
+                if (system(cmd)) {
+                    fprintf(stderr, "mt_stress: rank %d: no backtrace (is gdb installed?)\n", rank);
+                }
+            }
             fprintf(stderr, "mt_stress: rank %d: aborting\n", rank);
             MPI_Abort(MPI_COMM_WORLD, 3);
         }
@@ -832,7 +893,7 @@ int main(int argc, char **argv)
                : created_ok ? "osc on MPI_Win_allocate and MPI_Win_create windows"
                             : "osc on MPI_Win_allocate windows only (MPI_Win_create failed)",
                MPI_Wtime() - start);
-        if (0 == tot[3] && tot[0] > 0) {
+        if (0 == tot[3] && tot[0] + tot[2] > 0) {
             printf("mt_stress: PASSED ranks=%d threads=%d seconds=%d msgs=%llu bytes=%llu\n",
                    nranks, nthreads, seconds, tot[0], tot[1]);
         } else {
@@ -857,5 +918,5 @@ int main(int argc, char **argv)
     MPI_Type_free(&vec_type);
     free(th);
     MPI_Finalize();
-    return tot[3] || 0 == tot[0] ? 1 : 0;
+    return tot[3] || 0 == tot[0] + tot[2] ? 1 : 0;
 }
