@@ -29,7 +29,7 @@ for spec in 2:rdma_cm 4:oob; do
 	fi
 	# hang guard: 60 s of rounds, the watchdog's 120 s, start-up and teardown
 	run_job "stress-$np-$cpc" 300 "${MPIRUN_T[@]}" -np "$np" --host "$hostarg" \
-		--mca btl_openib_cpc_include "$cpc" --mca osc rdma "$MT_STRESS" --seconds 60 --threads 4 --watchdog 120
+		--mca btl_openib_cpc_include "$cpc" --mca osc rdma "$MT_STRESS" --seconds 60 --threads 4 --watchdog 120 --backtrace
 	check_mt_stress "$OUT" "$RC" "$np" 4 60
 	assert_thread_hosts mt_stress "$OUT" "${hosts[@]}"
 	assert_openib_carried "$OUT" $((np * (np - 1))) "$np" "$cpc"

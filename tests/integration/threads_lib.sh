@@ -2,13 +2,14 @@
 # Helpers for the MPI_THREAD_MULTIPLE tests (t-openib-threads, t-nodes-openib-threads,
 # t-openib-mpi4py); source after lib.sh and openib_lib.sh.
 
-# build_thread_programs: compile mt_stress and mt_connect_storm; sets
+# build_thread_programs: compile mt_stress and mt_connect_storm (-g: a hang
+# the watchdog catches is shown with backtraces); sets
 # MT_STRESS and MT_CONNECT_STORM to their paths.
 build_thread_programs() {
 	need_cmd mpicc
 	local p
 	for p in mt_stress mt_connect_storm; do
-		mpicc -O2 -Wall -pthread -o "$OPENIB_TEST_TMP/$p" "$OPENIB_SRCDIR/tests/integration/$p.c" ||
+		mpicc -O2 -g -Wall -pthread -o "$OPENIB_TEST_TMP/$p" "$OPENIB_SRCDIR/tests/integration/$p.c" ||
 			fail "mpicc $p.c failed"
 	done
 	MT_STRESS=$OPENIB_TEST_TMP/mt_stress
