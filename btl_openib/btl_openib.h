@@ -46,8 +46,10 @@ struct openib_device {
     int xrcd_fd;                         /* XRC: its file, open while the domain is */
     int reg_errno;                       /* the last ibv_reg_mr failure, for the user */
     size_t reg_failed_bytes;
-    /* registration cache (MPI_T): requests, those that pinned, bytes pinned now */
-    uint64_t reg_requests, reg_misses, reg_pinned_bytes;
+    /* registration cache (MPI_T): requests, those that pinned, bytes pinned
+     * now (atomic: the cache's invalidation changes it without our lock) */
+    uint64_t reg_requests, reg_misses;
+    volatile int64_t reg_pinned_bytes;
 };
 
 /* Our registration: the rcache's record plus the verbs MR behind it. */

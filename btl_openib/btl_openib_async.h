@@ -47,7 +47,9 @@ int openib_async_progress(void);
 
 static inline int openib_async_poll(void)
 {
-    return OPAL_UNLIKELY(openib_async_pending) ? openib_async_progress() : 0;
+    return OPAL_UNLIKELY(__atomic_load_n(&openib_async_pending, __ATOMIC_ACQUIRE))
+               ? openib_async_progress()
+               : 0;
 }
 
 /* Mark an endpoint FAILED: queued operations complete with an error, the

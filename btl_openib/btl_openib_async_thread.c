@@ -105,7 +105,7 @@ static void *watch_main(void *arg)
         }
         if (any) {
             opal_atomic_wmb();
-            openib_async_pending = 1;
+            __atomic_store_n(&openib_async_pending, 1, __ATOMIC_RELEASE);
         }
     }
     free(fds);
@@ -168,13 +168,13 @@ void openib_async_stop(void)
         OBJ_RELEASE(it);
     }
     OBJ_DESTRUCT(&watch.events);
-    openib_async_pending = 0;
+    __atomic_store_n(&openib_async_pending, 0, __ATOMIC_RELAXED);
 }
 
 void openib_async_take(opal_list_t *into)
 {
-    openib_async_pending = 0; /* before taking: a later event sets it again */
-    opal_atomic_mb();
+    /* before taking: a later event sets it again */
+    __atomic_store_n(&openib_async_pending, 0, __ATOMIC_SEQ_CST);
     pthread_mutex_lock(&watch.lock);
     opal_list_join(into, opal_list_get_end(into), &watch.events);
     pthread_mutex_unlock(&watch.lock);

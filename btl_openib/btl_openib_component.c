@@ -14,6 +14,7 @@
 
 #include "openib_config.h"
 #include "btl_openib/btl_openib.h"
+#include "btl_openib/btl_openib_lock.h"
 #include "btl_openib/btl_openib_diag.h"
 #include "btl_openib/btl_openib_hmem_glue.h"
 #include "btl_openib/btl_openib_pvars.h"
@@ -129,6 +130,7 @@ static int openib_register(void)
 
 static int openib_open(void)
 {
+    openib_locks_init();
     add_help_dirs();
     if (openib_params.verbose > 0) {
         mca_btl_openib_component.output = opal_output_open(NULL);
@@ -142,13 +144,18 @@ static int openib_open(void)
 
 static int openib_close(void)
 {
+    /* what finalize left is torn down like the rest: under the lock, so
+     * the call-outs of a last drain can drop it */
+    openib_lock_take();
     openib_devices_close();
     openib_connect_finalize();
     openib_hmem_glue_fini();
+    openib_lock_drop();
     if (mca_btl_openib_component.output > 0) {
         opal_output_close(mca_btl_openib_component.output);
     }
     mca_btl_openib_component.output = -1;
+    openib_locks_fini();
     return OPAL_SUCCESS;
 }
 
@@ -222,15 +229,11 @@ static mca_btl_base_module_t **openib_init(int *num_btls, bool enable_progress_t
     OPENIB_VERBOSE(10, "%s initializing", openib_params.version);
 
     mca_btl_openib_component.told_user = false;
-    /* The data path takes no locks yet: under MPI_THREAD_MULTIPLE step
-     * aside rather than corrupt state (other BTLs carry the traffic). */
-    if (enable_mpi_threads) {
-        if (openib_diag_named()) {
-            openib_show_help("thread-multiple", true, opal_process_info.nodename);
-        }
-        OPENIB_VERBOSE(1, "MPI_THREAD_MULTIPLE is not supported yet; openib disabled");
-        return NULL;
-    }
+    /* Under MPI_THREAD_MULTIPLE opal_using_threads() is true and the
+     * component's locks are real (btl_openib_lock.h). */
+    OPENIB_VERBOSE(10, "MPI threads %s, progress threads %s",
+                   enable_mpi_threads ? "enabled" : "disabled",
+                   enable_progress_threads ? "enabled" : "disabled");
     /* User errors first, so a bad setting fails fast even with no device;
      * then what must come before any verbs resource exists. */
     if (OPAL_SUCCESS != check_params() || OPAL_SUCCESS != openib_diag_fork_support() ||

@@ -17,6 +17,7 @@
 #include "btl_openib/btl_openib_credits.h"
 #include "btl_openib/btl_openib_eager_rdma.h"
 #include "btl_openib/btl_openib_frag.h"
+#include "btl_openib/btl_openib_lock.h"
 #include "btl_openib/btl_openib_qp_state.h"
 #include "btl_openib/btl_openib_order.h"
 #include "btl_openib/btl_openib_proc.h"
@@ -329,8 +330,8 @@ static void cb_connect_failed(void *btl_ep, int rc, const char *why)
                      ep->cpc ? ep->cpc->component->name : "none", why ? why : ep->conn.why);
     openib_lazy_failed(&ep->conn, rc, why);
     if (ep->module->error_cb) {
-        ep->module->error_cb(&ep->module->super, MCA_BTL_ERROR_FLAGS_FATAL, ep->proc,
-                             ep->conn.why);
+        OPENIB_CALLOUT(ep->module->error_cb(&ep->module->super, MCA_BTL_ERROR_FLAGS_FATAL,
+                                            ep->proc, ep->conn.why));
     }
 }
 

@@ -1,6 +1,7 @@
 /*
- * btl_openib_module.c - the BTL module operations ob1 calls: procs,
- * descriptors, sends. RDMA and atomics are in btl_openib_rdma.c.
+ * btl_openib_module.c - the BTL module operations (procs,
+ * descriptors, sends); their ops table, which takes the lock, is in
+ * btl_openib_ops.c. RDMA and atomics are in btl_openib_rdma.c.
  */
 #include "opal_config.h"
 
@@ -15,6 +16,7 @@
 #include "btl_openib/btl_openib_eager_rdma.h"
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_hmem_glue.h"
+#include "btl_openib/btl_openib_module.h"
 #include "btl_openib/btl_openib_proc.h"
 #include "btl_openib/btl_openib_rdma.h"
 #include "btl_openib/btl_openib_reg.h"
@@ -23,8 +25,8 @@
 #include "mca/btl_openib_params.h"
 #include "hmem/openib_hmem_btl.h"
 
-static int openib_add_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc_t **procs,
-                            mca_btl_base_endpoint_t **peers, opal_bitmap_t *reachable)
+int openib_add_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc_t **procs,
+                     mca_btl_base_endpoint_t **peers, opal_bitmap_t *reachable)
 {
     mca_btl_openib_module_t *m = (mca_btl_openib_module_t *) btl;
     opal_proc_t *self = opal_proc_local_get();
@@ -62,8 +64,8 @@ static int openib_add_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc
     return OPAL_SUCCESS;
 }
 
-static int openib_del_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc_t **procs,
-                            mca_btl_base_endpoint_t **peers)
+int openib_del_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc_t **procs,
+                     mca_btl_base_endpoint_t **peers)
 {
     size_t i;
 
@@ -77,14 +79,14 @@ static int openib_del_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc
     return OPAL_SUCCESS;
 }
 
-static int openib_finalize(mca_btl_base_module_t *btl)
+int openib_finalize(mca_btl_base_module_t *btl)
 {
     return openib_module_fini((mca_btl_openib_module_t *) btl);
 }
 
-static mca_btl_base_descriptor_t *openib_alloc(mca_btl_base_module_t *btl,
-                                               mca_btl_base_endpoint_t *ep, uint8_t order,
-                                               size_t size, uint32_t flags)
+mca_btl_base_descriptor_t *openib_alloc(mca_btl_base_module_t *btl,
+                                        mca_btl_base_endpoint_t *ep, uint8_t order,
+                                        size_t size, uint32_t flags)
 {
     openib_frag_t *f = openib_frag_alloc_send((mca_btl_openib_module_t *) btl, size);
 
@@ -96,7 +98,7 @@ static mca_btl_base_descriptor_t *openib_alloc(mca_btl_base_module_t *btl,
     return &f->des;
 }
 
-static int openib_free(mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des)
+int openib_free(mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des)
 {
     openib_frag_return((openib_frag_t *) des);
     return OPAL_SUCCESS;
@@ -142,10 +144,10 @@ static int openib_send_inplace(mca_btl_openib_module_t *m, mca_btl_base_endpoint
     return OPAL_SUCCESS;
 }
 
-static mca_btl_base_descriptor_t *openib_prepare_src(mca_btl_base_module_t *btl,
-                                                     mca_btl_base_endpoint_t *ep,
-                                                     opal_convertor_t *conv, uint8_t order,
-                                                     size_t reserve, size_t *size, uint32_t flags)
+mca_btl_base_descriptor_t *openib_prepare_src(mca_btl_base_module_t *btl,
+                                              mca_btl_base_endpoint_t *ep,
+                                              opal_convertor_t *conv, uint8_t order,
+                                              size_t reserve, size_t *size, uint32_t flags)
 {
     mca_btl_openib_module_t *m = (mca_btl_openib_module_t *) btl;
     size_t max = *size;
@@ -177,8 +179,8 @@ static mca_btl_base_descriptor_t *openib_prepare_src(mca_btl_base_module_t *btl,
     return &f->des;
 }
 
-static int openib_send(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
-                       mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag)
+int openib_send(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
+                mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag)
 {
     openib_frag_t *f = (openib_frag_t *) des;
 
@@ -269,10 +271,10 @@ static int sendi_inline(mca_btl_openib_module_t *m, mca_btl_base_endpoint_t *ep,
     return OPAL_SUCCESS;
 }
 
-static int openib_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
-                        opal_convertor_t *conv, void *header, size_t header_size,
-                        size_t payload_size, uint8_t order, uint32_t flags,
-                        mca_btl_base_tag_t tag, mca_btl_base_descriptor_t **descriptor)
+int openib_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
+                 opal_convertor_t *conv, void *header, size_t header_size,
+                 size_t payload_size, uint8_t order, uint32_t flags,
+                 mca_btl_base_tag_t tag, mca_btl_base_descriptor_t **descriptor)
 {
     mca_btl_openib_module_t *m = (mca_btl_openib_module_t *) btl;
     size_t total = header_size + payload_size, max = payload_size;
@@ -313,7 +315,7 @@ static int openib_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
     return openib_ep_submit(ep, f);
 }
 
-static void openib_dump(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, int verbose)
+void openib_dump(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, int verbose)
 {
     mca_btl_openib_module_t *m = (mca_btl_openib_module_t *) btl;
 
@@ -325,54 +327,8 @@ static void openib_dump(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
     }
 }
 
-static int openib_register_error(mca_btl_base_module_t *btl, mca_btl_base_module_error_cb_fn_t cb)
+int openib_register_error(mca_btl_base_module_t *btl, mca_btl_base_module_error_cb_fn_t cb)
 {
     ((mca_btl_openib_module_t *) btl)->error_cb = cb;
     return OPAL_SUCCESS;
 }
-
-mca_btl_openib_module_t openib_module_template = {
-    .super = {
-        .btl_component = &mca_btl_openib_component.super,
-        /* Up to 32 KiB eagerly (into the 64 KiB shared buffers): below
-         * that a copy on each side costs less than the rendezvous round
-         * trip (rxe, 4-16 KiB: 1.2-2x faster than rendezvous). */
-        .btl_eager_limit = 32768 - 8,
-        .btl_rndv_eager_limit = 32768 - 8,
-        .btl_max_send_size = 65536 - 8,
-        .btl_rdma_pipeline_send_length = 1024 * 1024,
-        .btl_rdma_pipeline_frag_size = 1024 * 1024,
-        .btl_min_rdma_pipeline_size = 256 * 1024,
-        .btl_exclusivity = MCA_BTL_EXCLUSIVITY_DEFAULT,
-        .btl_latency = 10,
-        .btl_bandwidth = 10000,
-        .btl_flags = MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_PUT | MCA_BTL_FLAGS_GET |
-                     MCA_BTL_FLAGS_SEND_INPLACE | MCA_BTL_FLAGS_ATOMIC_FOPS |
-                     MCA_BTL_FLAGS_RDMA_FLUSH,
-        .btl_atomic_flags = MCA_BTL_ATOMIC_SUPPORTS_ADD | MCA_BTL_ATOMIC_SUPPORTS_CSWAP,
-        .btl_registration_handle_size = sizeof(mca_btl_base_registration_handle_t),
-        .btl_get_limit = 1u << 30,
-        .btl_put_limit = 1u << 30,
-        .btl_get_alignment = 0,
-        .btl_put_alignment = 0,
-        .btl_get_local_registration_threshold = 0,
-        .btl_put_local_registration_threshold = 0,
-        .btl_add_procs = openib_add_procs,
-        .btl_del_procs = openib_del_procs,
-        .btl_finalize = openib_finalize,
-        .btl_alloc = openib_alloc,
-        .btl_free = openib_free,
-        .btl_prepare_src = openib_prepare_src,
-        .btl_send = openib_send,
-        .btl_sendi = openib_sendi,
-        .btl_put = openib_put,
-        .btl_get = openib_get,
-        .btl_dump = openib_dump,
-        .btl_atomic_fop = openib_atomic_fop,
-        .btl_atomic_cswap = openib_atomic_cswap,
-        .btl_register_mem = openib_register_mem,
-        .btl_deregister_mem = openib_deregister_mem,
-        .btl_register_error = openib_register_error,
-        .btl_flush = openib_flush,
-    },
-};

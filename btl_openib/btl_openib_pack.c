@@ -38,8 +38,8 @@
  * meet a stale cursor. The walker borrows the live convertor's description
  * (identical by then) on every use, never an old one.
  *
- * Not thread-safe: one cache per module, and the component declines
- * MPI_THREAD_MULTIPLE.
+ * One cache per module, guarded by openib_lock like the rest of its state
+ * (prepare_src and sendi run under it).
  */
 #include "opal_config.h"
 

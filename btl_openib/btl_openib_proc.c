@@ -20,6 +20,7 @@
 #include "opal/util/proc.h"
 
 #include "btl_openib/btl_openib.h"
+#include "btl_openib/btl_openib_lock.h"
 #include "btl_openib/btl_openib_port_pair.h"
 #include "btl_openib/btl_openib_proc.h"
 #include "mca/btl_openib_params.h"
@@ -132,7 +133,12 @@ mca_btl_openib_endpoint_t *openib_peer_contacted_us(mca_btl_openib_module_t *m,
     if (ep) {
         return ep;
     }
-    proc = opal_proc_for_name ? opal_proc_for_name(*name) : NULL;
+    /* Open MPI takes ompi_proc_lock to make the proc, and holds it when it
+     * calls our add_procs: never with openib_lock held. */
+    proc = NULL;
+    if (opal_proc_for_name) {
+        OPENIB_CALLOUT(proc = opal_proc_for_name(*name));
+    }
     if (NULL == proc) {
         snprintf(why, why_len, "process %u.%u is not part of this job as far as Open MPI knows",
                  name->jobid, name->vpid);

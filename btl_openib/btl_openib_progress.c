@@ -10,6 +10,7 @@
 #include "btl_openib/btl_openib_async.h"
 #include "btl_openib/btl_openib_credits.h"
 #include "btl_openib/btl_openib_eager_rdma.h"
+#include "btl_openib/btl_openib_lock.h"
 #include "btl_openib/btl_openib_order.h"
 #include "btl_openib/btl_openib_send.h"
 #include "btl_openib/btl_openib_teardown.h"
@@ -35,7 +36,7 @@ void openib_deliver(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep, u
         m->stats.recvs++;
         m->stats.recv_bytes += len;
         if (OPAL_LIKELY(reg->cbfunc)) {
-            reg->cbfunc(&m->super, tag, &des, reg->cbdata);
+            OPENIB_CALLOUT(reg->cbfunc(&m->super, tag, &des, reg->cbdata));
         }
     } else if (tag == OPENIB_TAG_EAGER_RDMA && ep) {
         openib_eager_rdma_on_offer(ep, data, len);
@@ -260,6 +261,25 @@ int openib_progress_cq(mca_btl_openib_module_t *m)
     return n;
 }
 
+/* Retry every endpoint waiting for credits or WQEs. Walked by index over
+ * the endpoints, not along the stalled list: a drain may complete sends,
+ * and the callbacks (made without the lock) may send and stall or unstall
+ * any endpoint, which would leave a list walk on a removed item. Only
+ * while something is stalled, so the cost is the walk, not the common
+ * case. */
+static void drain_stalled(mca_btl_openib_module_t *m)
+{
+    int e;
+
+    for (e = 0; e < opal_pointer_array_get_size(&m->endpoints); ++e) {
+        mca_btl_openib_endpoint_t *ep = opal_pointer_array_get_item(&m->endpoints, e);
+
+        if (NULL != ep && ep->stalled) {
+            openib_ep_drain(ep);
+        }
+    }
+}
+
 /* Connection setup is rare: look at it once every this many progress
  * calls, so the loop that waits for a message polls little more than the
  * CQs. */
@@ -270,6 +290,11 @@ int openib_component_progress(void)
     static unsigned tick;
     int i, count = 0;
 
+    /* one poller at a time; the others have nothing to do here */
+    if (!openib_progress_enter()) {
+        return 0;
+    }
+    openib_lock_take();
     count += openib_async_poll(); /* one load unless a device event waits */
     for (i = 0; i < mca_btl_openib_component.num_modules; ++i) {
         mca_btl_openib_module_t *m = mca_btl_openib_component.modules[i];
@@ -279,13 +304,10 @@ int openib_component_progress(void)
         }
         count += openib_progress_cq(m);
         if (OPAL_UNLIKELY(!opal_list_is_empty(&m->stalled))) {
-            mca_btl_openib_endpoint_t *ep, *next;
-            OPAL_LIST_FOREACH_SAFE (ep, next, &m->stalled, mca_btl_openib_endpoint_t) {
-                openib_ep_drain(ep);
-            }
+            drain_stalled(m);
         }
     }
-    if (OPAL_UNLIKELY(openib_connect_work)) {
+    if (OPAL_UNLIKELY(__atomic_load_n(&openib_connect_work, __ATOMIC_ACQUIRE))) {
         /* a CPC's thread queued something: look now */
         __atomic_store_n(&openib_connect_work, 0, __ATOMIC_RELAXED);
         count += openib_cpc_oob_progress();
@@ -295,5 +317,7 @@ int openib_component_progress(void)
         count += openib_cpc_oob_progress();
         count += openib_cpc_rdma_cm_progress(false);
     }
+    openib_lock_drop();
+    openib_progress_leave();
     return count;
 }

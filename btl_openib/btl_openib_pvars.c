@@ -17,6 +17,7 @@
 
 #include "btl_openib/btl_openib.h"
 #include "btl_openib/btl_openib_credits.h"
+#include "btl_openib/btl_openib_lock.h"
 #include "btl_openib/btl_openib_pvars.h"
 
 enum how { SUM, MAX };
@@ -91,12 +92,14 @@ static int read_port_var(const struct mca_base_pvar_t *pvar, void *value, void *
     int i;
 
     (void) obj;
+    openib_lock_take(); /* MPI_T reads from any thread, the counters move under the lock */
     for (i = 0; i < mca_btl_openib_component.num_modules; ++i) {
         const char *s = (const char *) &mca_btl_openib_component.modules[i]->stats;
         uint64_t x = *(const uint64_t *) (s + v->offset);
 
         r = v->how == SUM ? r + x : (x > r ? x : r);
     }
+    openib_lock_drop();
     *(unsigned long long *) value = r;
     return OPAL_SUCCESS;
 }
@@ -112,6 +115,7 @@ static int read_reg_var(const struct mca_base_pvar_t *pvar, void *value, void *o
     int i;
 
     (void) obj;
+    openib_lock_take();
     for (i = 0; i < mca_btl_openib_component.num_devices; ++i) {
         const struct openib_device *d = mca_btl_openib_component.devices[i];
 
@@ -120,8 +124,10 @@ static int read_reg_var(const struct mca_base_pvar_t *pvar, void *value, void *o
         }
         r += what == REG_HITS     ? d->reg_requests - d->reg_misses
              : what == REG_MISSES ? d->reg_misses
-                                  : d->reg_pinned_bytes;
+                                  : (unsigned long long) opal_atomic_add_fetch_64(
+                                        (volatile int64_t *) &d->reg_pinned_bytes, 0);
     }
+    openib_lock_drop();
     *(unsigned long long *) value = r;
     return OPAL_SUCCESS;
 }
@@ -157,6 +163,7 @@ static int read_peer_var(const struct mca_base_pvar_t *pvar, void *value, void *
     int i, j, q;
 
     (void) obj;
+    openib_lock_take();
     for (i = 0; i < mca_btl_openib_component.num_modules; ++i) {
         mca_btl_openib_module_t *m = mca_btl_openib_component.modules[i];
 
@@ -173,6 +180,7 @@ static int read_peer_var(const struct mca_base_pvar_t *pvar, void *value, void *
             bytes += peer_registered(ep);
         }
     }
+    openib_lock_drop();
     *(unsigned long long *) value = what == PEERS      ? peers
                                     : what == PEER_QPS ? qps
                                     : what == PEER_BYTES ? bytes

@@ -9,6 +9,7 @@
 #include "opal/constants.h"
 #include "opal/runtime/opal_progress.h"
 
+#include "btl_openib/btl_openib_lock.h"
 #include "btl_openib/btl_openib_rdma.h"
 #include "btl_openib/btl_openib_reg.h"
 #include "hmem/openib_hmem_btl.h"
@@ -319,7 +320,7 @@ int openib_flush(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep)
      * the clock below only guards against a device that stops completing. */
     clock_gettime(CLOCK_MONOTONIC, &start);
     while (outstanding(m, ep) > 0) {
-        opal_progress();
+        OPENIB_CALLOUT(opal_progress());
         clock_gettime(CLOCK_MONOTONIC, &now);
         if (now.tv_sec - start.tv_sec > openib_params.connect_timeout * 4) {
             OPENIB_VERBOSE(1, "flush gave up after %d s with %d operations outstanding",

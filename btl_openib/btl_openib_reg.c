@@ -57,8 +57,8 @@ static int reg_mem(void *reg_data, void *base, size_t size, mca_rcache_base_regi
     reg->handle.base = (uintptr_t) base;
     reg->handle.len = size;
     reg->reg.handle_view = &reg->handle;
-    dev->reg_misses++;
-    dev->reg_pinned_bytes += size;
+    dev->reg_misses++; /* reg_mem runs only inside our register calls, under openib_lock */
+    opal_atomic_add_fetch_64(&dev->reg_pinned_bytes, (int64_t) size);
     return OPAL_SUCCESS;
 }
 
@@ -72,7 +72,8 @@ static int dereg_mem(void *reg_data, mca_rcache_base_registration_t *r)
         OPENIB_VERBOSE(1, "ibv_dereg_mr failed: %s", strerror(errno));
         return OPAL_ERROR;
     }
-    dev->reg_pinned_bytes -= len;
+    /* also from the cache's invalidation (memory freed by any thread) */
+    opal_atomic_add_fetch_64(&dev->reg_pinned_bytes, -(int64_t) len);
     reg->reg.mr = NULL;
     return OPAL_SUCCESS;
 }

@@ -10,6 +10,7 @@
 
 #include "btl_openib/btl_openib_credits.h"
 #include "btl_openib/btl_openib_eager_rdma.h"
+#include "btl_openib/btl_openib_lock.h"
 #include "btl_openib/btl_openib_rdma.h"
 #include "btl_openib/btl_openib_reg.h"
 #include "btl_openib/btl_openib_send.h"
@@ -230,15 +231,15 @@ void openib_send_complete(openib_frag_t *f, int status)
         if (OPAL_UNLIKELY(NULL != f->bounce)) {
             status = openib_rdma_bounce_done(f, status);
         }
-        f->rdma_cb(&m->super, f->ep, f->local_address, f->local_handle, f->cbctx, f->cbdata,
-                   status);
+        OPENIB_CALLOUT(f->rdma_cb(&m->super, f->ep, f->local_address, f->local_handle, f->cbctx,
+                                  f->cbdata, status));
         openib_frag_return(f);
         return;
     }
     /* send() always returns OPAL_SUCCESS (never 1, "done inline"), so the
      * PML expects its callback on every completion. */
     if (d->des_cbfunc) {
-        d->des_cbfunc(&m->super, f->ep, d, status);
+        OPENIB_CALLOUT(d->des_cbfunc(&m->super, f->ep, d, status));
     }
     if (f->user_reg) {
         openib_deregister_mem(&m->super, f->user_reg);

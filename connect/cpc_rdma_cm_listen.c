@@ -160,7 +160,7 @@ static void *listen_main(void *arg)
     uint8_t local_id[RCM_ID_LEN];
 
     (void) arg;
-    while (!lst.stop) {
+    while (!__atomic_load_n(&lst.stop, __ATOMIC_ACQUIRE)) {
         struct pollfd pfd[2] = {
             { .fd = lst.ch->fd, .events = POLLIN },
             { .fd = lst.wake_fd, .events = POLLIN },
@@ -266,7 +266,7 @@ void rcm_listen_put(void)
     if (lst.refs <= 0 || --lst.refs > 0) {
         return;
     }
-    lst.stop = 1;
+    __atomic_store_n(&lst.stop, 1, __ATOMIC_RELEASE);
     wake();
     pthread_join(lst.thread, NULL);
     /* Every listener is gone (its module destroyed it): what is left are

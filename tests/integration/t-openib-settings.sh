@@ -1,10 +1,11 @@
 #!/bin/bash
 # Settings and failures that must say why (issue 12): with openib named in
 # --mca btl (openib,self), each bad setting, missing device or port, low
-# locked-memory limit, MPI_THREAD_MULTIPLE and taken rdma_cm port ends the
+# locked-memory limit and taken rdma_cm port ends the
 # 2-rank job promptly with ONE help text at the default verbosity naming the
 # parameter, its value and the valid range (or the limit and what to do),
-# never a hang; a few settings must instead give a working, verified job.
+# never a hang; a few settings (MPI_THREAD_MULTIPLE among them) must
+# instead give a working, verified job.
 # Without openib named (an exclusion list), openib stays quiet.
 # Each job runs under a 180 s hang guard; failing ones end in seconds.
 # timeout: 900
@@ -163,9 +164,14 @@ expect_help ulimit-64 'cannot register \(pin\) the memory it needs: the$' \
 	'^ +Locked-memory limit \(ulimit -l\): +64 KiB \(ulimit -l: 64\)$' \
 	'^ +Needed at start-up, per port: +about [0-9.]+ MiB$' --
 WRAP=()
+# MPI_THREAD_MULTIPLE is supported (issue 16): openib,self alone carries it
 PROG=("$tl" multiple)
-expect_help thread-multiple 'does not support MPI_THREAD_MULTIPLE yet' \
-	'MPI_THREAD_SERIALIZED or a lower level' --
+run_job thread-multiple --mca btl_openib_verbose 10
+[ "$RC" = 0 ] || { show "$OUT"; fail "thread-multiple: status $RC"; }
+assert_grep 'asked multiple, provided multiple, exchange PASSED' "$OUT" "thread-multiple: the exchange"
+[ "$(grep -Ec 'openib: [^ ]+ statistics: sends [1-9]' "$OUT")" = 2 ] ||
+	{ show "$OUT"; fail "thread-multiple: both ranks should have sent over openib"; }
+ok "thread-multiple: MPI_THREAD_MULTIPLE provided, 1 KiB each way verified over openib,self"
 PROG=("$pp" -n 1 -m 65536)
 
 # --- connection methods --------------------------------------------------------------------
