@@ -6,8 +6,9 @@
 # gnuplot-nox: the main job's plots (bench/plot.sh).
 # devscripts (checkbashisms) and shellcheck: make check lints every script.
 # nettle-dev: the HMAC that authenticates connection handshakes.
-# libasan8/libubsan1 (make check's fuzz test of the wire decoders) come with
-# build-essential: gcc-12 -> libgcc-12-dev depends on both.
+# libasan8/libubsan1 (make check's fuzz test of the wire decoders) and libtsan2
+# (make check-tsan) come with build-essential: gcc-12 -> libgcc-12-dev
+# depends on them. setarch (make check-tsan) is in util-linux.
 set -e
 pkgs="build-essential autoconf automake libtool pkg-config
       openmpi-bin libopenmpi-dev libibverbs-dev librdmacm-dev ibverbs-providers
