@@ -6,6 +6,8 @@
 # gnuplot-nox: the main job's plots (bench/plot.sh).
 # devscripts (checkbashisms) and shellcheck: make check lints every script.
 # nettle-dev: the HMAC that authenticates connection handshakes.
+# python3-mpi4py/python3-numpy: t-openib-mpi4py runs Debian's mpi4py (which
+# asks for MPI_THREAD_MULTIPLE by default) over openib with numpy buffers.
 # libasan8/libubsan1 (make check's fuzz test of the wire decoders) and libtsan2
 # (make check-tsan) come with build-essential: gcc-12 -> libgcc-12-dev
 # depends on them. setarch (make check-tsan) is in util-linux.
@@ -15,7 +17,7 @@ pkgs="build-essential autoconf automake libtool pkg-config
       ibverbs-utils rdmacm-utils perftest rdma-core libhwloc-dev libpmix-dev
       qemu-system-x86 busybox-static kmod iproute2 cpio gzip xz-utils zstd procps
       util-linux file openssh-server openssh-client gnuplot-nox shellcheck devscripts
-      nettle-dev"
+      nettle-dev python3-mpi4py python3-numpy"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
