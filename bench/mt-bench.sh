@@ -6,7 +6,8 @@
 #     UCX (pml ucx) and TCP (pml ob1, btl tcp,self), side by side;
 #   - the single-thread 8 B latency and message rate of openib BEFORE and
 #     AFTER a change (MPI_THREAD_SINGLE, and MPI_THREAD_MULTIPLE with one
-#     thread), back to back in every round.
+#     thread), back to back in every round, with ob1 over TCP at both
+#     levels as a control (what MULTIPLE costs in Open MPI's own layers).
 # No figure is asserted: the exit status says whether everything ran and
 # every message was verified, not how fast.
 #
@@ -20,6 +21,7 @@
 #                     $OPENIB_BUILDDIR, else this source tree, built)
 #   --threads LIST    threads per rank of the threaded table (default 1,2,4)
 #   --only LIST       subset of openib,ucx,tcp for the threaded table
+#                     (without tcp, no TCP control either)
 #   --out DIR         results directory (default
 #                     bench/results/mt-YYYYmmdd-HHMMSS)
 #   --quick           one round, 2 samples, short samples: checks that
