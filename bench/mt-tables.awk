@@ -107,7 +107,8 @@ END {
 	}
 	if (!nc) exit
 	nrow = split("lat_p10|latency, 10th percentile round trip / 2 (us)|lat|latency, median round trip / 2 (us)|lat_mean|latency, mean (us)|rate_p90|message rate, 10th percentile window time (k msg/s)|rate_win|message rate, median window time (k msg/s)|rate|message rate, aggregate (k msg/s)", R, "|")
-	print "### Single thread, 8 B: openib before and after the change, and TCP as a control\n"
+	printf "### Single thread, 8 B: openib before and after the change%s\n\n",
+		(K("st", "tcp", 1, "single", "lat") in n) ? ", and TCP as a control" : ""
 	printf "| figure |"
 	for (c = 1; c <= nc; c++) printf " %s |", CN[c]
 	printf " n |\n|---|"
