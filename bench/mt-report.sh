@@ -69,7 +69,8 @@ cmd=$(cat "$DIR/command" 2>/dev/null || echo "?")
 	[ -s "$DIR/load" ] && echo "- host load average (1 min): $(paste -sd ' ' "$DIR/load")"
 	sed -n 's/^\(after\|before\): /- openib \1: /p' "$DIR/revisions" 2>/dev/null
 	echo "- cell: median (lowest-highest sample) over every sample of every round; n: samples per"
-	echo "  configuration.  Ratio: of the medians [of the two round medians, within each round]."
+	echo "  configuration.  Ratio: of the medians [of the round medians, within each round]; best:"
+	echo "  of the best samples (lowest latency, highest rate)."
 	echo
 	awk -v csv="$DIR/summary.csv" -v before_multiple="$before_multiple" -f "$SRCDIR/bench/mt-tables.awk" "$DIR/samples.csv"
 	for f in "$DIR"/mt_openib_n*.r1.pkts "$DIR"/st_after_single.r1.pkts; do
