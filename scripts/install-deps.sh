@@ -8,8 +8,9 @@
 # nettle-dev: the HMAC that authenticates connection handshakes.
 # python3-mpi4py/python3-numpy: t-openib-mpi4py runs Debian's mpi4py (which
 # asks for MPI_THREAD_MULTIPLE by default) over openib with numpy buffers.
-# libasan8/libubsan1 (make check's fuzz test of the wire decoders) come with
-# build-essential: gcc-12 -> libgcc-12-dev depends on both.
+# libasan8/libubsan1 (make check's fuzz test of the wire decoders) and libtsan2
+# (make check-tsan) come with build-essential: gcc-12 -> libgcc-12-dev
+# depends on them. setarch (make check-tsan) is in util-linux.
 set -e
 pkgs="build-essential autoconf automake libtool pkg-config
       openmpi-bin libopenmpi-dev libibverbs-dev librdmacm-dev ibverbs-providers
