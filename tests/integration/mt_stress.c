@@ -29,19 +29,18 @@
  *            received as the same vector or as contiguous ints
  *   probe    MPI_Probe / MPI_Iprobe / MPI_Mprobe with MPI_ANY_SOURCE, then
  *            the receive of the size found
- *   osc      (on the thread's own window, from MPI_Win_allocate for even
- *            threads and MPI_Win_create on MPI_Alloc_mem memory for odd
- *            ones where the osc component can make one (osc/rdma: then
- *            even a peer on the same node is reached through the BTL,
- *            where MPI_Win_allocate's shared segment is read and written
- *            directly), in one passive-target lock_all epoch for the whole
- *            run) MPI_Get of what the target
- *            wrote locally, MPI_Put into the origin's slot and MPI_Get of
- *            it back after a flush, MPI_Fetch_and_op and
- *            MPI_Compare_and_swap (matching and not) on the origin's own
- *            words, MPI_Fetch_and_op on a word every origin adds to, and
- *            MPI_Accumulate into an array every origin adds to; after a
- *            barrier each target checks its whole window
+ *   osc      on the thread's own window, in one passive-target lock_all
+ *            epoch for the whole run: MPI_Get of what the target wrote
+ *            locally, MPI_Put into the origin's slot and MPI_Get of it back
+ *            after a flush, MPI_Fetch_and_op and MPI_Compare_and_swap
+ *            (matching and not) on the origin's own words, MPI_Fetch_and_op
+ *            on a word every origin adds to, MPI_Accumulate into an array
+ *            every origin adds to; after a barrier each target checks its
+ *            whole window. Even threads' windows come from MPI_Win_allocate,
+ *            odd threads' from MPI_Win_create on MPI_Alloc_mem memory where
+ *            the osc component can make one: osc/rdma reaches those through
+ *            the BTL even on the same node, where it reads and writes an
+ *            MPI_Win_allocate window directly in shared memory.
  * Each message's content is derived from sender, receiver, thread, round,
  * kind and index, so a byte from a wrong message, offset or round is caught.
  *
@@ -55,7 +54,8 @@
  * last "mt_stress: PASSED ranks=R threads=T seconds=S msgs=M bytes=B" or
  * "mt_stress: FAILED ...". msgs: point-to-point messages received and
  * checked; bytes: bytes checked (messages and windows), all ranks.
- * Exit status: 0 passed, 1 failed, 2 MPI_THREAD_MULTIPLE not provided.
+ * Exit status: 0 passed, 1 failed, 2 MPI_THREAD_MULTIPLE not provided (or a
+ * bad option), 3 the watchdog's abort.
  */
 #define _GNU_SOURCE
 #include <mpi.h>
