@@ -236,16 +236,21 @@ void openib_send_complete(openib_frag_t *f, int status)
         openib_frag_return(f);
         return;
     }
+    /* The NIC is done with the user's buffer. Read what the fragment says
+     * before the callback: a descriptor the PML owns may be freed (and
+     * reused by another thread) inside it. */
+    bool ours = d->des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
+
+    if (f->user_reg) {
+        openib_deregister_mem(&m->super, f->user_reg);
+        f->user_reg = NULL;
+    }
     /* send() always returns OPAL_SUCCESS (never 1, "done inline"), so the
      * PML expects its callback on every completion. */
     if (d->des_cbfunc) {
         OPENIB_CALLOUT(d->des_cbfunc(&m->super, f->ep, d, status));
     }
-    if (f->user_reg) {
-        openib_deregister_mem(&m->super, f->user_reg);
-        f->user_reg = NULL;
-    }
-    if (d->des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
+    if (ours) {
         openib_frag_return(f);
     }
 }

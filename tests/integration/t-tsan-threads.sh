@@ -24,7 +24,10 @@
 #   thread, and glibc calls madvise on a thread's stack as the thread exits,
 #   after TSan has let go of the thread: our instrumented callback then
 #   crashed the ranks (SIGSEGV at exit) or hung them (futex wait) in every
-#   run with it, and never without it. So the memory-type cache of host
+#   run with it, and never without it. gdb shows the crash: TSan's
+#   MutexPreLock, from pthread_mutex_lock in openib_hmem_cache_release <-
+#   hmem_release_cb <- opal_mem_hooks_release_hook <- glibc's
+#   advise_stack_range in start_thread, in a thread marked "Exiting". So the memory-type cache of host
 #   ranges, and registrations reused across messages, are not exercised
 #   under TSan; registration itself is (every rendezvous registers).
 # tsan: yes

@@ -5,9 +5,10 @@
 # Only our component is instrumented (tests/tsan-build.sh, made by run-all
 # or `make check-tsan` into $OPENIB_TSAN_BUILDDIR); Open MPI, libibverbs and
 # the rxe provider are Debian's uninstrumented builds. TSan sees what the
-# instrumented code reads and writes, every pthread call (intercepted, from
-# any library) and the libc calls it intercepts (memcpy, free, ...), so it
-# checks openib-ng's own accesses in full but is blind inside Open MPI.
+# instrumented code reads and writes, the libc calls it makes (memcpy, free,
+# ...) and every pthread call from any library (locks and condition
+# variables order accesses whoever takes them), so it checks openib-ng's
+# own accesses in full but is blind inside Open MPI.
 #
 #   tsan_setup           the TSan copy of the component is loaded from now
 #                        on; writes the rank wrapper $TSAN_RANK and sets
