@@ -29,19 +29,18 @@
  *            received as the same vector or as contiguous ints
  *   probe    MPI_Probe / MPI_Iprobe / MPI_Mprobe with MPI_ANY_SOURCE, then
  *            the receive of the size found
- *   osc      (on the thread's own window, from MPI_Win_allocate for even
- *            threads and MPI_Win_create on MPI_Alloc_mem memory for odd
- *            ones where the osc component can make one (osc/rdma: then
- *            even a peer on the same node is reached through the BTL,
- *            where MPI_Win_allocate's shared segment is read and written
- *            directly), in one passive-target lock_all epoch for the whole
- *            run) MPI_Get of what the target
- *            wrote locally, MPI_Put into the origin's slot and MPI_Get of
- *            it back after a flush, MPI_Fetch_and_op and
- *            MPI_Compare_and_swap (matching and not) on the origin's own
- *            words, MPI_Fetch_and_op on a word every origin adds to, and
- *            MPI_Accumulate into an array every origin adds to; after a
- *            barrier each target checks its whole window
+ *   osc      on the thread's own window, in one passive-target lock_all
+ *            epoch for the whole run: MPI_Get of what the target wrote
+ *            locally, MPI_Put into the origin's slot and MPI_Get of it back
+ *            after a flush, MPI_Fetch_and_op and MPI_Compare_and_swap
+ *            (matching and not) on the origin's own words, MPI_Fetch_and_op
+ *            on a word every origin adds to, MPI_Accumulate into an array
+ *            every origin adds to; after a barrier each target checks its
+ *            whole window. Even threads' windows come from MPI_Win_allocate,
+ *            odd threads' from MPI_Win_create on MPI_Alloc_mem memory where
+ *            the osc component can make one: osc/rdma reaches those through
+ *            the BTL even on the same node, where it reads and writes an
+ *            MPI_Win_allocate window directly in shared memory.
  * Each message's content is derived from sender, receiver, thread, round,
  * kind and index, so a byte from a wrong message, offset or round is caught.
  *
@@ -55,7 +54,8 @@
  * last "mt_stress: PASSED ranks=R threads=T seconds=S msgs=M bytes=B" or
  * "mt_stress: FAILED ...". msgs: point-to-point messages received and
  * checked; bytes: bytes checked (messages and windows), all ranks.
- * Exit status: 0 passed, 1 failed, 2 MPI_THREAD_MULTIPLE not provided.
+ * Exit status: 0 passed, 1 failed, 2 MPI_THREAD_MULTIPLE not provided (or a
+ * bad option), 3 the watchdog's abort.
  */
 #define _GNU_SOURCE
 #include <mpi.h>
@@ -72,6 +72,8 @@
 #include <unistd.h>
 
 enum kind { K_RING = 1, K_SENDRECV, K_ANY, K_STORM, K_VEC, K_PROBE, K_PUB, K_PUT, K_ACC, K_CAS };
+static const char *const kind_name[] = { "?", "ring message", "sendrecv", "any-source message",
+                                         "storm message", "vector message", "probe message" };
 static const char *const phase_name[] = {
     "start", "ring", "sendrecv", "any (waiting for every peer's message)", "storm", "vector",
     "probe", "osc: publishing (barrier)", "osc: get and put", "osc: fetch_and_op",
@@ -132,6 +134,11 @@ struct thr {
     unsigned long long msgs, bytes, osc_ops, errors;
     int phase, peer; /* (atomic) where the thread is, for the watchdog */
     long round;      /* (atomic) */
+    /* (atomic) the requests being waited for, for the watchdog */
+    struct pend {
+        int peer, send, kind, idx, len, done;
+    } *pend;
+    int npend;
 };
 
 static long now_us(void)
@@ -147,6 +154,45 @@ static void step(struct thr *th, int phase, int peer)
     __atomic_store_n(&th->phase, phase, __ATOMIC_RELAXED);
     __atomic_store_n(&th->peer, peer, __ATOMIC_RELAXED);
     __atomic_store_n(&progress_us, now_us(), __ATOMIC_RELAXED);
+}
+
+/* request I of the next wait: what it is, for the watchdog (atomic stores:
+ * the watchdog may read while the thread writes) */
+static void pend_note(struct thr *th, int i, int peer, int send, int kind, int idx, int len)
+{
+    struct pend *p = &th->pend[i];
+
+    __atomic_store_n(&p->peer, peer, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->send, send, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->kind, kind, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->idx, idx, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->len, len, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->done, 0, __ATOMIC_RELAXED);
+}
+
+/* wait for the N noted requests, noting each as it completes */
+static void wait_noted(struct thr *th, int n, MPI_Request *req, MPI_Status *st)
+{
+    int *idx = malloc(sizeof(*idx) * n), left = n, outc;
+    MPI_Status *got = malloc(sizeof(*got) * n);
+
+    __atomic_store_n(&th->npend, n, __ATOMIC_RELEASE);
+    while (left > 0) {
+        MPI_Waitsome(n, req, &outc, idx, got);
+        if (MPI_UNDEFINED == outc) {
+            break;
+        }
+        for (int i = 0; i < outc; ++i) {
+            if (st != MPI_STATUSES_IGNORE) {
+                st[idx[i]] = got[i];
+            }
+            __atomic_store_n(&th->pend[idx[i]].done, 1, __ATOMIC_RELAXED);
+        }
+        left -= outc;
+    }
+    __atomic_store_n(&th->npend, 0, __ATOMIC_RELEASE);
+    free(got);
+    free(idx);
 }
 
 static uint32_t mix(uint32_t h)
@@ -277,9 +323,10 @@ static void do_ring(struct thr *th, long r)
 
         step(th, P_RING, from);
         fill(sb, slen, seed_of(rank, to, th->id, r, K_RING, k));
+        pend_note(th, 0, from, 0, K_RING, k, rlen);
         MPI_Irecv(rb, rlen, MPI_BYTE, from, tag(th, K_RING), shared_comm, &req);
         MPI_Send(sb, slen, MPI_BYTE, to, tag(th, K_RING), shared_comm);
-        MPI_Wait(&req, &st);
+        wait_noted(th, 1, &req, &st);
         verify_msg(th, "ring", from, rb, rlen, seed_of(from, rank, th->id, r, K_RING, k), &st);
 
         /* the same pairs with MPI_Sendrecv on the thread's own communicator */
@@ -314,6 +361,7 @@ static void do_any(struct thr *th, long r)
 
     step(th, P_ANY, -1);
     for (int i = 0; i < n; ++i) {
+        pend_note(th, nreq, MPI_ANY_SOURCE, 0, K_ANY, i, MAX_SIZE);
         MPI_Irecv(th->anybuf + (size_t) i * MAX_SIZE, MAX_SIZE, MPI_BYTE, MPI_ANY_SOURCE, tg, comm,
                   &req[nreq++]);
     }
@@ -326,9 +374,10 @@ static void do_any(struct thr *th, long r)
 
         sb[k - 1] = xmalloc(len);
         fill(sb[k - 1], len, seed_of(rank, to, th->id, r, K_ANY, 0));
+        pend_note(th, nreq, to, 1, K_ANY, 0, len);
         MPI_Isend(sb[k - 1], len, MPI_BYTE, to, tg, comm, &req[nreq++]);
     }
-    MPI_Waitall(nreq, req, st);
+    wait_noted(th, nreq, req, st);
     for (int i = 0; i < n; ++i) {
         int src = st[i].MPI_SOURCE;
 
@@ -420,9 +469,11 @@ static void do_storm(struct thr *th, long r)
             int len = msg_size(from, rank, th->id, r, K_STORM, i);
 
             rb[(k - 1) * per + i] = xmalloc(len);
+            pend_note(th, nreq, from, 0, K_STORM, i, len);
             MPI_Irecv(rb[(k - 1) * per + i], len, MPI_BYTE, from, tg, comm, &req[nreq++]);
         }
         rb[(k - 1) * per + STORM_N] = xmalloc(as_vector ? vbytes : VEC_INTS * sizeof(int32_t));
+        pend_note(th, nreq, from, 0, K_VEC, as_vector, VEC_INTS * sizeof(int32_t));
         if (as_vector) {
             memset(rb[(k - 1) * per + STORM_N], 0xa5, vbytes);
             MPI_Irecv(rb[(k - 1) * per + STORM_N], 1, vec_type, from, vtg, comm, &req[nreq++]);
@@ -440,13 +491,15 @@ static void do_storm(struct thr *th, long r)
 
             sb[(k - 1) * per + i] = xmalloc(len);
             fill(sb[(k - 1) * per + i], len, seed_of(rank, to, th->id, r, K_STORM, i));
+            pend_note(th, nreq, to, 1, K_STORM, i, len);
             MPI_Isend(sb[(k - 1) * per + i], len, MPI_BYTE, to, tg, comm, &req[nreq++]);
         }
         sb[(k - 1) * per + STORM_N] = xmalloc(vbytes);
         vec_fill(sb[(k - 1) * per + STORM_N], seed_of(rank, to, th->id, r, K_VEC, 0));
+        pend_note(th, nreq, to, 1, K_VEC, 1, VEC_INTS * sizeof(int32_t));
         MPI_Isend(sb[(k - 1) * per + STORM_N], 1, vec_type, to, vtg, comm, &req[nreq++]);
     }
-    MPI_Waitall(nreq, req, st);
+    wait_noted(th, nreq, req, st);
     step(th, P_VEC, -1);
     for (int k = 1; k < nranks; ++k) {
         int from = (rank - k + nranks) % nranks;
@@ -486,8 +539,10 @@ static void do_probe(struct thr *th, long r)
 
         sb[k - 1] = xmalloc(len);
         fill(sb[k - 1], len, seed_of(rank, to, th->id, r, K_PROBE, 0));
+        pend_note(th, k - 1, to, 1, K_PROBE, 0, len);
         MPI_Isend(sb[k - 1], len, MPI_BYTE, to, tg, comm, &req[k - 1]);
     }
+    __atomic_store_n(&th->npend, n, __ATOMIC_RELEASE); /* shown while probing */
     for (int i = 0; i < n; ++i) {
         MPI_Status st;
         MPI_Message msg = MPI_MESSAGE_NULL;
@@ -521,7 +576,7 @@ static void do_probe(struct thr *th, long r)
         verify_msg(th, "probe", src, rb, count, seed_of(src, rank, th->id, r, K_PROBE, 0), &st);
         free(rb);
     }
-    MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+    wait_noted(th, n, req, MPI_STATUSES_IGNORE);
     for (int i = 0; i < n; ++i) {
         free(sb[i]);
     }
@@ -802,6 +857,7 @@ int main(int argc, char **argv)
         th[t].id = t;
         MPI_Comm_dup(MPI_COMM_WORLD, &th[t].own);
         th[t].anybuf = xmalloc((size_t) (nranks - 1) * MAX_SIZE);
+        th[t].pend = calloc(2 * (nranks - 1) * (STORM_N + 1), sizeof(*th[t].pend));
         if (use_osc) {
             /* odd threads: MPI_Win_create (see the top of this file) */
             th[t].created = 0;
@@ -849,18 +905,38 @@ int main(int argc, char **argv)
             fprintf(stderr, "mt_stress: rank %d (%s): no thread made progress for %d s (--watchdog); where they are:\n",
                     rank, host, watchdog_s);
             for (int t = 0; t < nthreads; ++t) {
+                int np = __atomic_load_n(&th[t].npend, __ATOMIC_ACQUIRE), shown = 0;
+
                 fprintf(stderr, "mt_stress: rank %d thread %d: round %ld, %s (peer %d)\n", rank, t,
                         __atomic_load_n(&th[t].round, __ATOMIC_RELAXED),
                         phase_name[__atomic_load_n(&th[t].phase, __ATOMIC_RELAXED)],
                         __atomic_load_n(&th[t].peer, __ATOMIC_RELAXED));
+                for (int i = 0; i < np; ++i) {
+                    struct pend *p = &th[t].pend[i];
+
+                    if (__atomic_load_n(&p->done, __ATOMIC_RELAXED)) {
+                        continue;
+                    }
+                    if (shown++ == 12) {
+                        fprintf(stderr, "mt_stress: rank %d thread %d:   ...\n", rank, t);
+                        break;
+                    }
+                    fprintf(stderr, "mt_stress: rank %d thread %d:   not complete: %s rank %d, %s #%d, %d bytes\n",
+                            rank, t, __atomic_load_n(&p->send, __ATOMIC_RELAXED) ? "send to" : "receive from",
+                            __atomic_load_n(&p->peer, __ATOMIC_RELAXED),
+                            kind_name[__atomic_load_n(&p->kind, __ATOMIC_RELAXED)],
+                            __atomic_load_n(&p->idx, __ATOMIC_RELAXED),
+                            __atomic_load_n(&p->len, __ATOMIC_RELAXED));
+                }
             }
             if (backtrace) {
-                char cmd[128];
+                char cmd[256];
 
                 fflush(stderr);
                 snprintf(cmd, sizeof(cmd),
-                         "gdb -p %d -batch -ex 'thread apply all bt' </dev/null >&2 2>/dev/null",
-                         (int) getpid());
+                         "gdb -p %d -batch -ex 'thread apply all bt' </dev/null 2>/dev/null |"
+                         " sed 's/^/[rank %d bt] /' >&2",
+                         (int) getpid(), rank);
                 if (system(cmd)) {
                     fprintf(stderr, "mt_stress: rank %d: no backtrace (is gdb installed?)\n", rank);
                 }
@@ -913,6 +989,7 @@ int main(int argc, char **argv)
         }
         MPI_Comm_free(&th[t].own);
         free(th[t].anybuf);
+        free(th[t].pend);
     }
     MPI_Comm_free(&shared_comm);
     MPI_Type_free(&vec_type);

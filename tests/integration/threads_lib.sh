@@ -7,10 +7,14 @@
 # MT_STRESS and MT_CONNECT_STORM to their paths.
 build_thread_programs() {
 	need_cmd mpicc
-	local p
+	local p pid pids=()
+	# both at once: the guest has two vCPUs, and compiling is slow there
 	for p in mt_stress mt_connect_storm; do
-		mpicc -O2 -g -Wall -pthread -o "$OPENIB_TEST_TMP/$p" "$OPENIB_SRCDIR/tests/integration/$p.c" ||
-			fail "mpicc $p.c failed"
+		mpicc -O2 -g -Wall -pthread -o "$OPENIB_TEST_TMP/$p" "$OPENIB_SRCDIR/tests/integration/$p.c" &
+		pids+=($!)
+	done
+	for pid in "${pids[@]}"; do
+		wait "$pid" || fail "mpicc of mt_stress.c or mt_connect_storm.c failed"
 	done
 	MT_STRESS=$OPENIB_TEST_TMP/mt_stress
 	MT_CONNECT_STORM=$OPENIB_TEST_TMP/mt_connect_storm
