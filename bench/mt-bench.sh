@@ -191,7 +191,8 @@ export OPENIB_MT_ROUNDS OPENIB_MT_SAMPLES OPENIB_MT_ITERS OPENIB_MT_LAT_ITERS OP
 
 # The benchmark program, built with this machine's mpicc.
 OPENIB_MT_BIN=$SRCDIR/bench/mt_msgrate
-if ! [ -x "$OPENIB_MT_BIN" ] || [ "$HERE/mt_msgrate.c" -nt "$OPENIB_MT_BIN" ]; then
+if ! [ -x "$OPENIB_MT_BIN" ] || [ "$HERE/mt_msgrate.c" -nt "$OPENIB_MT_BIN" ] ||
+	[ "$HERE/bench_stats.h" -nt "$OPENIB_MT_BIN" ]; then
 	timed "building mt_msgrate" mpicc -O2 -Wall -o "$OPENIB_MT_BIN" "$HERE/mt_msgrate.c" -lpthread || exit 1
 fi
 export OPENIB_MT_BIN

@@ -57,6 +57,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_stats.h"
+
 #define MT_VERSION "1.0"
 #define TAG_DATA 21
 #define TAG_ACK 22
@@ -208,20 +210,6 @@ static double run_step(int windows, int timed)
         if (workers[t].end > end)
             end = workers[t].end;
     return end - t0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
-}
-
-/* p-quantile of n sorted values, interpolated at position p * (n - 1) */
-static double quantile(const double *v, int n, double p)
-{
-    double pos = p * (n - 1);
-    int i = (int) pos;
-    return i + 1 < n ? v[i] + (pos - i) * (v[i + 1] - v[i]) : v[i];
 }
 
 static void sort_doubles(double *v, int n)

@@ -45,6 +45,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_stats.h"
+
 #define BENCH_VERSION "2.0"
 #define TAG_DATA 11
 #define TAG_ACK 12
@@ -176,20 +178,6 @@ struct stats {
     int n;
     double median, q1, q3, min, max, mean;
 };
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
-}
-
-/* p-quantile of n sorted values, interpolated at position p * (n - 1) */
-static double quantile(const double *v, int n, double p)
-{
-    double pos = p * (n - 1);
-    int i = (int) pos;
-    return i + 1 < n ? v[i] + (pos - i) * (v[i + 1] - v[i]) : v[i];
-}
 
 /* The figure of one sample that took t seconds and moved msgs messages of
  * size bytes (each way for bi). */

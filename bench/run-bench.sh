@@ -124,7 +124,8 @@ export OPENIB_BENCH_ROUNDS OPENIB_BENCH_STEP_TIMEOUT OPENIB_BENCH_QUICK=$QUICK O
 echo "$PROG: results in $OUT ($([ "$QUICK" = 1 ] && echo "quick: ")$OPENIB_BENCH_ROUNDS round(s); tables: $TABLES)"
 
 # The benchmark program: prebuilt by the build system, or built here.
-if [ -x "$OPENIB_BUILDDIR/bench/openib_bench" ] && [ "$OPENIB_BUILDDIR/bench/openib_bench" -nt "$HERE/openib_bench.c" ]; then
+if [ -x "$OPENIB_BUILDDIR/bench/openib_bench" ] && [ "$OPENIB_BUILDDIR/bench/openib_bench" -nt "$HERE/openib_bench.c" ] &&
+	[ "$OPENIB_BUILDDIR/bench/openib_bench" -nt "$HERE/bench_stats.h" ]; then
 	OPENIB_BENCH_BIN=$OPENIB_BUILDDIR/bench/openib_bench
 else
 	OPENIB_BENCH_BIN=$OUT/openib_bench
