@@ -21,7 +21,12 @@ struct openib_params openib_params = {
     .cq_size = 8192,
     .max_inline_data = -1,
     .gid_index = -1,
-    .ib_timeout = 14,
+    /* 4.096 us * 2^18 = about 1.07 s per try. Shorter ACK timeouts fire
+     * spuriously when a congested fabric pauses a link (PFC, credit stalls on
+     * large IB fabrics) or a software device queues for long, and each
+     * spurious retry resends whole messages; UCX's RC default is 1 s too. A dead
+     * peer is still noticed within (ib_retry_count + 1) tries, about 9 s. */
+    .ib_timeout = 18,
     .ib_retry_count = 7,
     .ib_rnr_retry = 7,
     .ib_service_level = 0,

@@ -8,6 +8,13 @@
 # show retransmissions (completer_retry_err, duplicate_request). openib's
 # 4-rank x 4-thread stress across the bed fails with the same pair of
 # statuses; one pair, or one node, does not.
+# What makes the retransmissions: ib_send_bw's default ACK timeout (exponent
+# 14, 67 ms) is shorter than a packet may queue in these TCG guests, and the
+# kernel's default fq_codel qdisc drops packets queued for over 5 ms. The bed
+# now sets a FIFO qdisc (stage2.sh) and openib defaults to exponent 18
+# (1.07 s); this script still fails with the 67 ms timeout, and runs cleanly
+# with "-u 18" added to both ib_send_bw commands (seen 2026-11-24: 1 retry
+# instead of 174).
 # Run: tests/guest/openib-guest --nodes 2 -- tests/guest/rxe-loss-repro.sh
 # Exit status 0 when the failure was reproduced, 1 when every pair finished
 # cleanly (then this kernel's rxe survives the loss).

@@ -77,6 +77,14 @@ for ((k = 0; k < NICS; k++)); do
 	fi
 	ip addr add "${NIC_ADDRS[k]}" dev "$ifname" || setup_fail "cannot set address on $ifname"
 	ip link set dev "$ifname" up || setup_fail "cannot bring up $ifname"
+	# A plain FIFO instead of the default fq_codel: under TCG a packet waits
+	# in the queue far longer than CoDel's 5 ms target, so CoDel drops
+	# Soft-RoCE packets that no real NIC's queue would, and rxe in Debian 12's
+	# kernel fails retransmitted multi-packet operations
+	# (tests/guest/rxe-loss-repro.sh). The limit stays above what rxe keeps
+	# in flight (64 packets per queue pair).
+	tc qdisc replace dev "$ifname" root pfifo limit 10000 ||
+		setup_fail "cannot set a pfifo qdisc on $ifname"
 	if [ "$k" = 0 ] && [ -n "$GATEWAY" ]; then
 		ip route add default via "$GATEWAY" dev "$ifname" 2>/dev/null
 	fi

@@ -23,7 +23,7 @@ struct fake_var {
 
 static struct fake_var vars[] = {
     { "verbose", 0 }, { "cq_size", 8192 }, { "max_inline_data", -1 }, { "gid_index", -1 },
-    { "ib_timeout", 14 }, { "ib_retry_count", 7 }, { "ib_rnr_retry", 7 },
+    { "ib_timeout", 18 }, { "ib_retry_count", 7 }, { "ib_rnr_retry", 7 },
     { "ib_service_level", 0 }, { "traffic_class", 0 },
     { "max_send_wr", 256 }, { "free_list_num", 64 }, { "free_list_max", -1 },
     { "free_list_inc", 64 }, { "connect_timeout", 30 }, { "poll_batch", 16 },
