@@ -16,7 +16,12 @@
 #                     .libs/mca_btl_openib.so) or a git revision of this
 #                     repository, unpacked (git archive) into
 #                     .scratch/build-REV and built there (scripts/build.sh);
-#                     default $OPENIB_MT_BEFORE; none: no before/after rows
+#                     default $OPENIB_MT_BEFORE; none: no before/after rows.
+#                     "nolock": this repository's HEAD built with
+#                     -DOPENIB_BENCH_NO_LOCKS in .scratch/build-nolock-REV,
+#                     labelled "without locks": what openib's own locks
+#                     cost one thread under MPI_THREAD_MULTIPLE (that
+#                     build is unsafe with more threads)
 #   --after DIR       openib after the change: a build directory (default
 #                     $OPENIB_BUILDDIR, else this source tree, built)
 #   --threads LIST    threads per rank of the threaded table (default 1,2,4)
@@ -146,6 +151,26 @@ build_revision() {
 	echo "$dir"
 }
 
+# build_nolock: HEAD with the locks compiled out (--before nolock); prints
+# the directory.
+build_nolock() {
+	local sha dir
+	sha=$(git -C "$SRCDIR" rev-parse HEAD) || return 1
+	dir=$SRCDIR/.scratch/build-nolock-${sha:0:12}
+	if [ ! -f "$dir/.libs/mca_btl_openib.so" ]; then
+		rm -rf "$dir"
+		mkdir -p "$dir" || return 1
+		git -C "$SRCDIR" archive "$sha" | tar -x -C "$dir" || return 1
+		echo "$sha (locks compiled out)" >"$dir/.openib-revision"
+		CPPFLAGS=-DOPENIB_BENCH_NO_LOCKS timed "building openib at ${sha:0:12} without locks in $dir" \
+			build_in "$dir" || {
+			tail -n 20 "$dir/build.log" >&2
+			return 1
+		}
+	fi
+	echo "$dir"
+}
+
 # component_dir WHAT DIR: DIR, absolute, if it holds a built component
 component_dir() {
 	local d
@@ -161,7 +186,11 @@ if [ -z "$AFTER" ]; then
 	[ -f "$AFTER/.libs/mca_btl_openib.so" ] || timed "building openib in $AFTER" sh "$SRCDIR/scripts/build.sh" || exit 1
 fi
 AFTER=$(component_dir --after "$AFTER") || exit 2
-if [ -n "$BEFORE" ]; then
+BEFORE_LABEL=before
+if [ "$BEFORE" = nolock ]; then
+	BEFORE=$(build_nolock) || exit 2
+	BEFORE_LABEL='without locks'
+elif [ -n "$BEFORE" ]; then
 	if [ -d "$BEFORE" ]; then
 		BEFORE=$(component_dir --before "$BEFORE") || exit 2
 	else
@@ -198,6 +227,7 @@ fi
 export OPENIB_MT_BIN
 
 echo "$COMMAND" >"$OUT/command"
+echo "$BEFORE_LABEL" >"$OUT/before-label"
 date -u '+%Y-%m-%d %H:%M UTC' >"$OUT/date"
 echo "start $(cut -d' ' -f1 /proc/loadavg)" >"$OUT/load"
 {

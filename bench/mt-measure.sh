@@ -105,8 +105,9 @@ for ((ROUND = 1; ROUND <= rounds; ROUND++)); do
 		if ((ROUND % 2)); then order=(before after); else order=(after before); fi
 		for b in "${order[@]}"; do st "$b" single; done
 		for b in "${order[@]}"; do
-			# before under MULTIPLE: once, to record what it does
-			[ "$b" = before ] && [ "$ROUND" != 1 ] && continue
+			# a "before" that refused MULTIPLE in round 1 is not asked again
+			[ "$b" = before ] && [ "$ROUND" != 1 ] &&
+				[ "$(cat "$RES/st_before_multiple.r1.status" 2>/dev/null)" != 0 ] && continue
 			st "$b" multiple
 		done
 		if [[ $only == *,tcp,* ]]; then

@@ -60,6 +60,7 @@ done
 if ! ls "$DIR"/mt_*.status >/dev/null 2>&1; then fail_note "no run of the threaded table"; fi
 
 cmd=$(cat "$DIR/command" 2>/dev/null || echo "?")
+label=$(cat "$DIR/before-label" 2>/dev/null || echo before)
 {
 	echo "## Thread support benchmark: $(cat "$DIR/accel" 2>/dev/null || echo guest), Soft-RoCE (rdma_rxe), both ranks in one guest, one boot"
 	echo
@@ -67,12 +68,12 @@ cmd=$(cat "$DIR/command" 2>/dev/null || echo "?")
 	echo "- results: \`${DIR#"$SRCDIR"/}\` ($(cat "$DIR/date" 2>/dev/null))"
 	echo "- settings: $(paste -sd ' ' "$DIR/settings" 2>/dev/null)"
 	[ -s "$DIR/load" ] && echo "- host load average (1 min): $(paste -sd ' ' "$DIR/load")"
-	sed -n 's/^\(after\|before\): /- openib \1: /p' "$DIR/revisions" 2>/dev/null
+	sed -n -e 's/^after: /- openib after: /p' -e "s/^before: /- openib $label: /p" "$DIR/revisions" 2>/dev/null
 	echo "- cell: median (lowest-highest sample) over every sample of every round; n: samples per"
 	echo "  configuration.  Ratio: of the medians [of the round medians, within each round]; best:"
 	echo "  of the best samples (lowest latency, highest rate)."
 	echo
-	awk -v csv="$DIR/summary.csv" -v before_multiple="$before_multiple" -f "$SRCDIR/bench/mt-tables.awk" "$DIR/samples.csv"
+	awk -v csv="$DIR/summary.csv" -v before_multiple="$before_multiple" -v label="$label" -f "$SRCDIR/bench/mt-tables.awk" "$DIR/samples.csv"
 	for f in "$DIR"/mt_openib_n*.r1.pkts "$DIR"/st_after_single.r1.pkts; do
 		n=${f##*/}
 		echo "- rxe packets, ${n%.r1.pkts} round 1: $(cat "$f")"

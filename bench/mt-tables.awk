@@ -2,6 +2,8 @@
 # (mt-report.sh) -> the markdown tables on stdout and summary.csv (-v
 # csv=FILE).  -v before_multiple=TEXT: why openib "before" under
 # MPI_THREAD_MULTIPLE gave no figures (empty when it did, or did not run).
+# -v label=TEXT: what the "before" build is called (default "before";
+# "without locks" for mt-bench.sh --before nolock).
 #
 # A cell is "median (lowest-highest sample)" over every sample of every
 # round.  A ratio is "R [r1, r2, ...]; best B": R the ratio of the medians,
@@ -100,6 +102,8 @@ END {
 
 	# The single-thread comparison: one column per configuration that ran.
 	split("before single|openib before, SINGLE|after single|openib after, SINGLE|before multiple|openib before, MULTIPLE|after multiple|openib after, MULTIPLE|tcp single|TCP, SINGLE|tcp multiple|TCP, MULTIPLE", C, "|")
+	if (label == "") label = "before"
+	for (i = 2; i <= 12; i += 2) gsub(/before/, label, C[i])
 	nc = 0
 	for (i = 1; i < 12; i += 2) {
 		split(C[i], cl, " ")
@@ -107,7 +111,8 @@ END {
 	}
 	if (!nc) exit
 	nrow = split("lat_p10|latency, 10th percentile round trip / 2 (us)|lat|latency, median round trip / 2 (us)|lat_mean|latency, mean (us)|rate_p90|message rate, 10th percentile window time (k msg/s)|rate_win|message rate, median window time (k msg/s)|rate|message rate, aggregate (k msg/s)", R, "|")
-	printf "### Single thread, 8 B: openib before and after the change%s\n\n",
+	printf "### Single thread, 8 B: openib %s%s\n\n",
+		label == "before" ? "before and after the change" : "after the change, and " label,
 		(K("st", "tcp", 1, "single", "lat") in n) ? ", and TCP as a control" : ""
 	printf "| figure |"
 	for (c = 1; c <= nc; c++) printf " %s |", CN[c]
@@ -120,9 +125,10 @@ END {
 		printf " %s |\n", n[K("st", CC[1], 1, CL[1], R[i])]
 	}
 	print ""
-	if (before_multiple != "") print "openib before, MULTIPLE: " before_multiple "\n"
+	if (before_multiple != "") print "openib " label ", MULTIPLE: " before_multiple "\n"
 
 	np = split("after single/before single|after/before, SINGLE|after multiple/before multiple|after/before, MULTIPLE|after multiple/after single|openib after: MULTIPLE/SINGLE|tcp multiple/tcp single|TCP: MULTIPLE/SINGLE", P, "|")
+	for (i = 2; i <= np; i += 2) gsub(/before/, label, P[i])
 	npp = 0
 	for (i = 1; i < np; i += 2) {
 		split(P[i], ab, "/")

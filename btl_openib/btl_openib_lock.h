@@ -8,7 +8,7 @@
  * - openib_lock guards all of openib's state: endpoints and their queues,
  *   credits and mailboxes, eager-RDMA rings, the lazy-connect queues, the
  *   stalled list, the CPCs' active sets, statistics. Every entry point
- *   Open MPI calls takes it (the ops table in btl_openib_module.c), and so
+ *   Open MPI calls takes it (the ops table in btl_openib_ops.c), and so
  *   does progress.
  *   It is never held across a call out to Open MPI (a PML or osc callback,
  *   the error callback, opal_progress, making a proc): OPENIB_CALLOUT drops
@@ -30,6 +30,11 @@
  * ports, the provider serializes work on each QP and CQ internally anyway,
  * and what openib does under the lock is short (a few hundred ns besides
  * the verbs call). The README's thread table measures what it costs.
+ *
+ * OPENIB_BENCH_NO_LOCKS (a compile-time define, never set by the build)
+ * turns both locks into nothing: bench/mt-bench.sh --before nolock builds
+ * such a copy to measure what the locks cost a single-threaded program
+ * under MPI_THREAD_MULTIPLE. That copy is not safe with two threads.
  */
 #ifndef BTL_OPENIB_LOCK_H
 #define BTL_OPENIB_LOCK_H
@@ -46,6 +51,12 @@ extern opal_mutex_t openib_progress_lock;
 void openib_locks_init(void);
 void openib_locks_fini(void);
 
+#ifdef OPENIB_BENCH_NO_LOCKS
+static inline void openib_lock_take(void) {}
+static inline void openib_lock_drop(void) {}
+static inline bool openib_progress_enter(void) { return true; }
+static inline void openib_progress_leave(void) {}
+#else
 static inline void openib_lock_take(void)
 {
     OPAL_THREAD_LOCK(&openib_lock);
@@ -66,6 +77,7 @@ static inline void openib_progress_leave(void)
 {
     OPAL_THREAD_UNLOCK(&openib_progress_lock);
 }
+#endif
 
 /* A call out to Open MPI, made without openib_lock (see above). What the
  * caller read before may have changed when it returns. */
