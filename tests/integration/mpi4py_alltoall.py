@@ -19,18 +19,12 @@ MPI_THREAD_MULTIPLE.
 """
 import sys
 
-import mpi4py
 from mpi4py import MPI  # initializes MPI with mpi4py.rc's defaults
 import numpy as np
 
-BLOCKS = [1, 1000, 65536]
+from mpi4py_level import announce
 
-LEVELS = {
-    MPI.THREAD_SINGLE: "MPI_THREAD_SINGLE",
-    MPI.THREAD_FUNNELED: "MPI_THREAD_FUNNELED",
-    MPI.THREAD_SERIALIZED: "MPI_THREAD_SERIALIZED",
-    MPI.THREAD_MULTIPLE: "MPI_THREAD_MULTIPLE",
-}
+BLOCKS = [1, 1000, 65536]
 
 comm = MPI.COMM_WORLD
 rank = comm.Get_rank()
@@ -62,11 +56,7 @@ def check(what, got, want):
 
 
 def main():
-    provided = MPI.Query_thread()
-    if rank == 0:
-        print(f"mpi4py_alltoall: thread level provided {LEVELS.get(provided, provided)} "
-              f"(mpi4py {mpi4py.__version__}, rc.thread_level {mpi4py.rc.thread_level}, "
-              f"numpy {np.__version__})", flush=True)
+    provided = announce("mpi4py_alltoall")
 
     for rnd, n in enumerate(BLOCKS):
         send = np.concatenate([block(rank, d, n, rnd) for d in range(nranks)])

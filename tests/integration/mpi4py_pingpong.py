@@ -22,9 +22,10 @@ MPI_THREAD_MULTIPLE.
 import sys
 import threading
 
-import mpi4py
 from mpi4py import MPI  # initializes MPI with mpi4py.rc's defaults
 import numpy as np
+
+from mpi4py_level import announce
 
 ITERS = 3
 THREADS = 2
@@ -33,13 +34,6 @@ MAX_SEND = 65536 - 8
 SIZES = sorted({0} | {1 << k for k in range(23)} |
                {EAGER - 1, EAGER, EAGER + 1, MAX_SEND, MAX_SEND + 1})
 THREAD_SIZES = [0, 8, 4096, EAGER + 1, 100000, 1 << 20]
-
-LEVELS = {
-    MPI.THREAD_SINGLE: "MPI_THREAD_SINGLE",
-    MPI.THREAD_FUNNELED: "MPI_THREAD_FUNNELED",
-    MPI.THREAD_SERIALIZED: "MPI_THREAD_SERIALIZED",
-    MPI.THREAD_MULTIPLE: "MPI_THREAD_MULTIPLE",
-}
 
 comm = MPI.COMM_WORLD
 rank = comm.Get_rank()
@@ -86,11 +80,7 @@ def pingpong(c, tag, sizes, salt):
 
 
 def main():
-    provided = MPI.Query_thread()
-    if rank == 0:
-        print(f"mpi4py_pingpong: thread level provided {LEVELS.get(provided, provided)} "
-              f"(mpi4py {mpi4py.__version__}, rc.thread_level {mpi4py.rc.thread_level}, "
-              f"numpy {np.__version__})", flush=True)
+    provided = announce("mpi4py_pingpong")
     if nranks < 2:
         print("mpi4py_pingpong: needs 2 ranks", file=sys.stderr)
         return 2

@@ -27,6 +27,8 @@
 #define _GNU_SOURCE
 #include <mpi.h>
 
+#include "mt_start.h"
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -200,7 +202,6 @@ static int usage(void)
 
 int main(int argc, char **argv)
 {
-    int provided;
     struct thr *th;
     char host[256] = "?";
     unsigned long long v[3] = { 0, 0, 0 }, tot[3];
@@ -217,27 +218,7 @@ int main(int argc, char **argv)
     if (nthreads < 1 || nthreads > 64 || reps < 1) {
         return usage();
     }
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (provided < MPI_THREAD_MULTIPLE) {
-        if (0 == rank) {
-            fprintf(stderr, "mt_connect_storm: MPI_THREAD_MULTIPLE was asked for, level %d provided: cannot run\n",
-                    provided);
-        }
-        MPI_Finalize();
-        return 2;
-    }
-    if (nranks < 2) {
-        fprintf(stderr, "mt_connect_storm: needs 2 ranks or more\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    gethostname(host, sizeof(host) - 1);
-    printf("mt_connect_storm: rank %d of %d on %s\n", rank, nranks, host);
-    if (0 == rank) {
-        printf("mt_connect_storm: thread level provided MPI_THREAD_MULTIPLE\n");
-    }
-    fflush(stdout);
+    mt_start("mt_connect_storm", &argc, &argv, &rank, &nranks, host, sizeof(host));
 
     th = calloc(nthreads, sizeof(*th));
     pthread_barrier_init(&go, NULL, nthreads);

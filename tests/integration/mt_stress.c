@@ -60,6 +60,8 @@
 #define _GNU_SOURCE
 #include <mpi.h>
 
+#include "mt_start.h"
+
 #include <pthread.h>
 #include <limits.h>
 #include <sched.h>
@@ -763,15 +765,6 @@ static void *run(void *arg)
     return NULL;
 }
 
-static const char *level_name(int l)
-{
-    return l == MPI_THREAD_SINGLE       ? "MPI_THREAD_SINGLE"
-           : l == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
-           : l == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
-           : l == MPI_THREAD_MULTIPLE   ? "MPI_THREAD_MULTIPLE"
-                                        : "?";
-}
-
 static int usage(void)
 {
     fprintf(stderr, "usage: mt_stress [--seconds N] [--threads T] [--no-osc] [--only PARTS]\n"
@@ -781,7 +774,6 @@ static int usage(void)
 
 int main(int argc, char **argv)
 {
-    int provided;
     struct thr *th;
     char host[256] = "?";
     unsigned long long v[5], tot[5];
@@ -827,27 +819,7 @@ int main(int argc, char **argv)
         return usage();
     }
 
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (provided < MPI_THREAD_MULTIPLE) {
-        if (0 == rank) {
-            fprintf(stderr, "mt_stress: MPI_THREAD_MULTIPLE was asked for, %s provided: cannot run\n",
-                    level_name(provided));
-        }
-        MPI_Finalize();
-        return 2;
-    }
-    if (nranks < 2) {
-        fprintf(stderr, "mt_stress: needs 2 ranks or more\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    gethostname(host, sizeof(host) - 1);
-    printf("mt_stress: rank %d of %d on %s\n", rank, nranks, host);
-    if (0 == rank) {
-        printf("mt_stress: thread level provided %s\n", level_name(provided));
-    }
-    fflush(stdout);
+    mt_start("mt_stress", &argc, &argv, &rank, &nranks, host, sizeof(host));
 
     MPI_Type_vector(VEC_COUNT, VEC_BLOCK, VEC_STRIDE, MPI_INT, &vec_type);
     MPI_Type_commit(&vec_type);

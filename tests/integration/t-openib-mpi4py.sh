@@ -20,7 +20,7 @@ PY=/usr/bin/python3
 
 for script in mpi4py_pingpong mpi4py_alltoall; do
 	run_job "$script" 180 "${MPIRUN[@]}" "${MPI_OPENIB_ARGS[@]}" --mca btl_openib_verbose 10 \
-		"$PY" "$OPENIB_SRCDIR/tests/integration/$script.py"
+		"$PY" -B "$OPENIB_SRCDIR/tests/integration/$script.py"
 	[ "$RC" = 0 ] || fail "$script: mpirun exited with status $RC"
 	assert_grep "^$script: thread level provided MPI_THREAD_MULTIPLE \\(mpi4py [0-9.]+, rc.thread_level multiple," \
 		"$OUT" "$script: mpi4py's default initialization gave MPI_THREAD_MULTIPLE"
