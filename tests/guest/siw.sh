@@ -3,7 +3,7 @@
 # siw, so it is built from Debian's own packages of the same kernel version:
 # linux-source-6.1 (the siw sources), linux-headers-KVER,
 # linux-headers-KVER-common and linux-kbuild-6.1 (what an out-of-tree module
-# build needs).
+# build needs; 6.1 is the kernel's series, taken from KVER).
 # Sourced by openib-guest (bash), which defines msg, die_setup, ensure_pkgs,
 # APT_UPDATED, CACHE, KVER and VMLINUX (prepare_cache has run).
 # prepare_siw sets SIW_DIR: a directory with the .ko files and "load-order"
@@ -33,7 +33,7 @@ siw_download() {
 }
 
 prepare_siw() {
-	local kdir debs kdeb ver sdir tmp src hdr common log t0 f
+	local kdir debs kdeb ver sdir tmp src hdr common log t0 f mm
 	kdir=$(dirname "$VMLINUX")
 	debs=("$kdir"/linux-image-*.deb)
 	[ ${#debs[@]} -gt 0 ] || die_setup "siw: no kernel .deb in $kdir (needed for the kernel version and crc32c modules); remove $kdir to re-fetch it"
@@ -65,14 +65,17 @@ prepare_siw() {
 	# What an interrupted build left (we hold the lock: nobody else builds).
 	rm -rf "$kdir"/siw-build.[0-9]*
 	mkdir -p "$tmp/debs" "$tmp/root" "$tmp/out" || die_setup "cannot create $tmp"
-	local pkgs=(linux-source-6.1 "linux-headers-$KVER" "linux-headers-${KVER%-*}-common" linux-kbuild-6.1)
+	# linux-source-X.Y and linux-kbuild-X.Y are named by the upstream
+	# series (6.1 for 6.1.0-56-amd64).
+	mm=$(cut -d. -f1,2 <<<"$KVER")
+	local pkgs=("linux-source-$mm" "linux-headers-$KVER" "linux-headers-${KVER%-*}-common" "linux-kbuild-$mm")
 	siw_download "$tmp/debs" "$ver" "${pkgs[@]}" ||
 		{ rm -rf "$tmp"; die_setup "siw: apt-get download ${pkgs[*]/%/=$ver} failed (they must be the cached guest kernel's version, $ver; if the archive no longer has it, remove $kdir to fetch the current kernel)"; }
 
 	# The header packages are unpacked into the build directory instead of
 	# installed with dpkg -i: nothing changes on the host system, no root
 	# is needed for it, and an installed different version cannot clash.
-	for f in "linux-headers-$KVER" "linux-headers-${KVER%-*}-common" linux-kbuild-6.1; do
+	for f in "linux-headers-$KVER" "linux-headers-${KVER%-*}-common" "linux-kbuild-$mm"; do
 		dpkg-deb -x "$tmp/debs/${f}_${ver}_"*.deb "$tmp/root" ||
 			{ rm -rf "$tmp"; die_setup "siw: dpkg-deb -x of $f failed"; }
 	done
@@ -86,12 +89,12 @@ prepare_siw() {
 	echo "include $common/Makefile" >"$hdr/Makefile"
 
 	# Only drivers/infiniband/sw/siw/ out of the 138 MB tarball, streamed.
-	dpkg-deb --fsys-tarfile "$tmp/debs/linux-source-6.1_${ver}_all.deb" |
-		tar -xOf - ./usr/src/linux-source-6.1.tar.xz |
-		tar -xJf - -C "$tmp" --wildcards 'linux-source-6.1/drivers/infiniband/sw/siw/*' ||
-		{ rm -rf "$tmp"; die_setup "siw: extracting drivers/infiniband/sw/siw/ from linux-source-6.1_$ver failed"; }
-	src=$tmp/linux-source-6.1/drivers/infiniband/sw/siw
-	[ -f "$src/siw_main.c" ] || { rm -rf "$tmp"; die_setup "siw: no siw_main.c in linux-source-6.1_$ver"; }
+	dpkg-deb --fsys-tarfile "$tmp/debs/linux-source-${mm}_${ver}_all.deb" |
+		tar -xOf - "./usr/src/linux-source-$mm.tar.xz" |
+		tar -xJf - -C "$tmp" --wildcards "linux-source-$mm/drivers/infiniband/sw/siw/*" ||
+		{ rm -rf "$tmp"; die_setup "siw: extracting drivers/infiniband/sw/siw/ from linux-source-${mm}_$ver failed"; }
+	src=$tmp/linux-source-$mm/drivers/infiniband/sw/siw
+	[ -f "$src/siw_main.c" ] || { rm -rf "$tmp"; die_setup "siw: no siw_main.c in linux-source-${mm}_$ver"; }
 
 	log=$kdir/siw-build.log
 	if ! timeout 900 make -C "$hdr" M="$src" CONFIG_RDMA_SIW=m -j"$(nproc)" modules >"$log" 2>&1; then
