@@ -11,6 +11,9 @@
 # libasan8/libubsan1 (make check's fuzz test of the wire decoders) and libtsan2
 # (make check-tsan) come with build-essential: gcc-12 -> libgcc-12-dev
 # depends on them. setarch (make check-tsan) is in util-linux.
+# The guest's Soft-iWARP module (tests/guest/siw.sh, "# devices: siw" tests)
+# is built with gcc-12, make, libc6-dev, binutils (build-essential), xz-utils and
+# kmod; its kernel headers and sources are fetched by apt-get download there.
 set -e
 pkgs="build-essential autoconf automake libtool pkg-config
       openmpi-bin libopenmpi-dev libibverbs-dev librdmacm-dev ibverbs-providers

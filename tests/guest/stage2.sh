@@ -12,6 +12,9 @@
 # Files in the run directory:
 #   config   (written by the host)  ROLE NICS MTU GUEST_HOSTNAME GUEST_CWD
 #                                   NIC_MACS NIC_ADDRS GATEWAY SSHD WAIT_LIMIT
+#                                   NIC_DEVS DEV_SIW
+#   siw/     (written by the host)  DEV_SIW=1: siw.ko and the modules it
+#                                   needs, "load-order" lists them
 #   hosts    (written by the host)  the guest's /etc/hosts
 #   env      (written by the host)  "export NAME=value" lines (bash %q quoting)
 #   argv     (written by the host)  "declare -a OPENIB_GUEST_ARGV=(...)"
@@ -54,8 +57,22 @@ echo "$GUEST_HOSTNAME" >/etc/hostname 2>/dev/null
 
 ip link set lo up || setup_fail "cannot bring up lo"
 
-# --- network interfaces and rxe devices -------------------------------------
-# NIC k has MAC NIC_MACS[k] (set by the host) and address NIC_ADDRS[k].
+# --- Soft-iWARP: siw.ko is not in the initramfs (Debian's kernel lacks it;
+# the host built it, tests/guest/siw.sh), so it is loaded here, only when asked.
+if [ "$DEV_SIW" = 1 ]; then
+	[ -s "$RUN/siw/load-order" ] || setup_fail "no $RUN/siw/load-order (siw modules)"
+	while read -r ko; do
+		[ -n "$ko" ] || continue
+		name=${ko%%.ko*}
+		# One of them may already be loaded (or built in) by then.
+		[ -d "/sys/module/$name" ] && continue
+		insmod "$RUN/siw/$ko" || setup_fail "insmod $ko failed"
+	done <"$RUN/siw/load-order"
+fi
+
+# --- network interfaces and rxe/siw devices ----------------------------------
+# NIC k has MAC NIC_MACS[k] (set by the host), address NIC_ADDRS[k] and
+# gets the RDMA device NIC_DEVS[k] (rxeJ or siwJ).
 ifname_for_mac() {
 	local want=$1 d
 	for d in /sys/class/net/*; do
@@ -88,13 +105,15 @@ for ((k = 0; k < NICS; k++)); do
 	if [ "$k" = 0 ] && [ -n "$GATEWAY" ]; then
 		ip route add default via "$GATEWAY" dev "$ifname" 2>/dev/null
 	fi
-	rdma link add "rxe$k" type rxe netdev "$ifname" ||
-		setup_fail "rdma link add rxe$k type rxe netdev $ifname failed"
+	dev=${NIC_DEVS[k]}
+	rdma link add "$dev" type "${dev%%[0-9]*}" netdev "$ifname" ||
+		setup_fail "rdma link add $dev type ${dev%%[0-9]*} netdev $ifname failed"
 done
 
-# Wait (bounded) until every port is ACTIVE and has its IPv4 GID (index 1).
-for ((k = 0; k < NICS; k++)); do
-	port=/sys/class/infiniband/rxe$k/ports/1
+# Wait (bounded) until every rxe port is ACTIVE and has its IPv4 GID (index 1).
+for dev in "${NIC_DEVS[@]}"; do
+	[[ $dev == rxe* ]] || continue
+	port=/sys/class/infiniband/$dev/ports/1
 	ok=0
 	for ((i = 0; i < 200; i++)); do
 		state=$(cat "$port/state" 2>/dev/null)
@@ -105,7 +124,22 @@ for ((k = 0; k < NICS; k++)); do
 		fi
 		sleep 0.1
 	done
-	[ "$ok" = 1 ] || setup_fail "rxe$k port 1 not ACTIVE with an IPv4 GID after 20 s (state '$state', gid[1] '$gid1')"
+	[ "$ok" = 1 ] || setup_fail "$dev port 1 not ACTIVE with an IPv4 GID after 20 s (state '$state', gid[1] '$gid1')"
+done
+# And every siw port ACTIVE (iWARP has no IP-based GIDs to wait for).
+for dev in "${NIC_DEVS[@]}"; do
+	[[ $dev == siw* ]] || continue
+	port=/sys/class/infiniband/$dev/ports/1
+	ok=0
+	for ((i = 0; i < 200; i++)); do
+		state=$(cat "$port/state" 2>/dev/null)
+		if [[ $state == *ACTIVE* ]]; then
+			ok=1
+			break
+		fi
+		sleep 0.1
+	done
+	[ "$ok" = 1 ] || setup_fail "$dev port 1 not ACTIVE after 20 s (state '$state')"
 done
 
 # Before sshd starts: what it runs (mpirun's daemons, their ranks) inherits

@@ -8,13 +8,16 @@
 #   OPENIB_BUILDDIR      build directory; our component is
 #                        $OPENIB_BUILDDIR/.libs/mca_btl_openib.so
 #   OPENIB_TEST_DEVICE   verbs device to test (default rxe0)
+#   OPENIB_TEST_SIW_DEVICE  Soft-iWARP device, in guests of tests with a
+#                        "# devices: siw" or "rxe,siw" header (default siw0)
 #   OPENIB_PINGPONG      prebuilt pingpong binary (else compiled on the fly)
 #   OPENIB_TEST_TMP      scratch directory of this test (default: mktemp)
 
 : "${OPENIB_SRCDIR:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)}"
 : "${OPENIB_BUILDDIR:=$OPENIB_SRCDIR}"
 : "${OPENIB_TEST_DEVICE:=rxe0}"
-export OPENIB_SRCDIR OPENIB_BUILDDIR OPENIB_TEST_DEVICE
+: "${OPENIB_TEST_SIW_DEVICE:=siw0}"
+export OPENIB_SRCDIR OPENIB_BUILDDIR OPENIB_TEST_DEVICE OPENIB_TEST_SIW_DEVICE
 
 OMPI_SYSTEM_COMPONENT_DIR=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
 
@@ -61,10 +64,20 @@ show() {
 is_positive_number() { [[ $1 =~ ^[0-9]*\.?[0-9]+$ ]] && awk -v x="$1" 'BEGIN { exit !(x > 0) }'; }
 
 # --- the device --------------------------------------------------------------
-# dev_netdev DEV: the network interface behind GID index 1 of port 1 (rxe/RoCE)
+# dev_netdev DEV: the network interface behind GID index 1 of port 1 (rxe/RoCE),
+# or for iWARP (siw), whose GIDs have no interface, the one rdma link names
 dev_netdev() {
-	local d=/sys/class/infiniband/$1/ports/1/gid_attrs/ndevs
-	cat "$d/1" 2>/dev/null || cat "$d/0" 2>/dev/null
+	local d=/sys/class/infiniband/$1/ports/1/gid_attrs/ndevs nd
+	cat "$d/1" 2>/dev/null || cat "$d/0" 2>/dev/null && return 0
+	nd=$(rdma link show "$1/1" 2>/dev/null | sed -nE 's/.* netdev ([^ ]+).*/\1/p')
+	[ -n "$nd" ] && echo "$nd"
+}
+
+# need_device DEV HEADER: fail unless verbs device DEV exists, naming the
+# test header that asks run-all for it.
+need_device() {
+	[ -e "/sys/class/infiniband/$1" ] ||
+		fail "no verbs device $1 (this test needs a '# devices: $2' header; run it with tests/integration/run-all)"
 }
 
 # dev_ipv4 DEV: the IPv4 address of that interface
