@@ -129,41 +129,26 @@ revision_of() {
 # build_in DIR: scripts/build.sh of DIR, its output into DIR/build.log
 build_in() { sh "$1/scripts/build.sh" >"$1/build.log" 2>&1; }
 
-# build_revision REV: unpack REV of this repository into .scratch/build-REV
-# and build our component there (once); prints the directory.
+# build_revision REV [nolock]: unpack REV of this repository into
+# .scratch/build-REV and build our component there (once); prints the
+# directory.  With "nolock": into .scratch/build-nolock-REV, with both
+# locks compiled out (-DOPENIB_BENCH_NO_LOCKS).
 build_revision() {
-	local sha dir
+	local sha dir kind='' what='' cppflags=''
 	sha=$(git -C "$SRCDIR" rev-parse --verify -q "$1^{commit}") || {
 		echo "$PROG: --before: neither a build directory nor a git revision: $1" >&2
 		return 1
 	}
-	dir=$SRCDIR/.scratch/build-${sha:0:12}
-	if [ ! -f "$dir/.libs/mca_btl_openib.so" ]; then
-		rm -rf "$dir"
-		mkdir -p "$dir" || return 1
-		git -C "$SRCDIR" archive "$sha" | tar -x -C "$dir" || return 1
-		echo "$sha" >"$dir/.openib-revision"
-		timed "building openib at ${sha:0:12} in $dir" build_in "$dir" || {
-			tail -n 20 "$dir/build.log" >&2
-			return 1
-		}
+	if [ "${2:-}" = nolock ]; then
+		kind=nolock- what=' (locks compiled out)' cppflags=-DOPENIB_BENCH_NO_LOCKS
 	fi
-	echo "$dir"
-}
-
-# build_nolock: HEAD with the locks compiled out (--before nolock); prints
-# the directory.
-build_nolock() {
-	local sha dir
-	sha=$(git -C "$SRCDIR" rev-parse HEAD) || return 1
-	dir=$SRCDIR/.scratch/build-nolock-${sha:0:12}
+	dir=$SRCDIR/.scratch/build-$kind${sha:0:12}
 	if [ ! -f "$dir/.libs/mca_btl_openib.so" ]; then
 		rm -rf "$dir"
 		mkdir -p "$dir" || return 1
 		git -C "$SRCDIR" archive "$sha" | tar -x -C "$dir" || return 1
-		echo "$sha (locks compiled out)" >"$dir/.openib-revision"
-		CPPFLAGS=-DOPENIB_BENCH_NO_LOCKS timed "building openib at ${sha:0:12} without locks in $dir" \
-			build_in "$dir" || {
+		echo "$sha$what" >"$dir/.openib-revision"
+		CPPFLAGS=${cppflags:-${CPPFLAGS:-}} timed "building openib at ${sha:0:12}$what in $dir" build_in "$dir" || {
 			tail -n 20 "$dir/build.log" >&2
 			return 1
 		}
@@ -188,7 +173,7 @@ fi
 AFTER=$(component_dir --after "$AFTER") || exit 2
 BEFORE_LABEL=before
 if [ "$BEFORE" = nolock ]; then
-	BEFORE=$(build_nolock) || exit 2
+	BEFORE=$(build_revision HEAD nolock) || exit 2
 	BEFORE_LABEL='without locks'
 elif [ -n "$BEFORE" ]; then
 	if [ -d "$BEFORE" ]; then

@@ -6,9 +6,9 @@
 #     before and after, MPI_THREAD_SINGLE, then MPI_THREAD_MULTIPLE with one
 #     thread; latency and rate (mt_msgrate --tests rate,lat); the order of
 #     before and after alternates from round to round, so that neither
-#     always runs first.  Round 1 also tries "before" under
-#     MPI_THREAD_MULTIPLE once: a component that declines it fails there,
-#     and the report says so.  Then the same two levels over TCP (ob1, btl
+#     always runs first.  "before" is also run under MPI_THREAD_MULTIPLE:
+#     a component that declines it fails there in round 1, the report says
+#     so, and later rounds do not ask it again.  Then the same two levels over TCP (ob1, btl
 #     tcp,self): the share of Open MPI's own layers in what
 #     MPI_THREAD_MULTIPLE costs.
 #   the threaded table: for each N of OPENIB_MT_THREADS, openib (the "after"

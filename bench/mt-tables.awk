@@ -40,6 +40,16 @@ function stats(k, a, i, r, kr) {
 
 function cell(k) { return (k in M) ? num(M[k]) " (" num(LO[k]) "-" num(HI[k]) ")" : "-" }
 
+# table_head(NAMES, N, TAIL): a table's header row "| figure | NAMES[1] | ...
+# NAMES[N] |" with TAIL (a last column, or "") and its separator row.
+function table_head(names, n, tail, c) {
+	printf "| figure |"
+	for (c = 1; c <= n; c++) printf " %s |", names[c]
+	printf "%s\n|---|", tail
+	for (c = 1; c <= n; c++) printf "---|"
+	print tail == "" ? "" : "---|"
+}
+
 # ratio A/B of two configurations (see above); best: 0 none, else "lo"
 # (lower is better) or "hi"
 function ratio(a, b, fmt, best, r, kb, s, q) {
@@ -114,11 +124,7 @@ END {
 	printf "### Single thread, 8 B: openib %s%s\n\n",
 		label == "before" ? "before and after the change" : "after the change, and " label,
 		(K("st", "tcp", 1, "single", "lat") in n) ? ", and TCP as a control" : ""
-	printf "| figure |"
-	for (c = 1; c <= nc; c++) printf " %s |", CN[c]
-	printf " n |\n|---|"
-	for (c = 1; c <= nc; c++) printf "---|"
-	print "---|"
+	table_head(CN, nc, " n |")
 	for (i = 1; i < nrow; i += 2) {
 		printf "| %s |", R[i + 1]
 		for (c = 1; c <= nc; c++) printf " %s |", cell(K("st", CC[c], 1, CL[c], R[i]))
@@ -139,11 +145,7 @@ END {
 	}
 	if (!npp) exit
 	print "Ratios: of the medians [within each round]; best: of the best samples.\n"
-	printf "| figure |"
-	for (c = 1; c <= npp; c++) printf " %s |", PN[c]
-	printf "\n|---|"
-	for (c = 1; c <= npp; c++) printf "---|"
-	print ""
+	table_head(PN, npp, "")
 	for (i = 1; i < nrow; i += 2) {
 		printf "| %s |", R[i + 1]
 		for (c = 1; c <= npp; c++) {

@@ -32,6 +32,13 @@ siw_download() {
 	return 1
 }
 
+# siw_fail MESSAGE: remove prepare_siw's build directory ($tmp), then fail
+# the setup with MESSAGE.
+siw_fail() {
+	rm -rf "$tmp"
+	die_setup "$@"
+}
+
 prepare_siw() {
 	local kdir debs kdeb ver sdir tmp src hdr common log t0 f mm
 	kdir=$(dirname "$VMLINUX")
@@ -70,19 +77,19 @@ prepare_siw() {
 	mm=$(cut -d. -f1,2 <<<"$KVER")
 	local pkgs=("linux-source-$mm" "linux-headers-$KVER" "linux-headers-${KVER%-*}-common" "linux-kbuild-$mm")
 	siw_download "$tmp/debs" "$ver" "${pkgs[@]}" ||
-		{ rm -rf "$tmp"; die_setup "siw: apt-get download ${pkgs[*]/%/=$ver} failed (they must be the cached guest kernel's version, $ver; if the archive no longer has it, remove $kdir to fetch the current kernel)"; }
+		siw_fail "siw: apt-get download ${pkgs[*]/%/=$ver} failed (they must be the cached guest kernel's version, $ver; if the archive no longer has it, remove $kdir to fetch the current kernel)"
 
 	# The header packages are unpacked into the build directory instead of
 	# installed with dpkg -i: nothing changes on the host system, no root
 	# is needed for it, and an installed different version cannot clash.
 	for f in "linux-headers-$KVER" "linux-headers-${KVER%-*}-common" "linux-kbuild-$mm"; do
 		dpkg-deb -x "$tmp/debs/${f}_${ver}_"*.deb "$tmp/root" ||
-			{ rm -rf "$tmp"; die_setup "siw: dpkg-deb -x of $f failed"; }
+			siw_fail "siw: dpkg-deb -x of $f failed"
 	done
 	hdr=$tmp/root/usr/src/linux-headers-$KVER
 	common=$tmp/root/usr/src/linux-headers-${KVER%-*}-common
 	[ -f "$hdr/Makefile" ] && [ -f "$common/Makefile" ] ||
-		{ rm -rf "$tmp"; die_setup "siw: $hdr/Makefile or $common/Makefile missing after unpacking the headers"; }
+		siw_fail "siw: $hdr/Makefile or $common/Makefile missing after unpacking the headers"
 	# Its one line includes the -common Makefile by its absolute /usr/src
 	# path; point it at the unpacked copy (the scripts and tools links are
 	# relative and already resolve inside $tmp/root).
@@ -92,18 +99,17 @@ prepare_siw() {
 	dpkg-deb --fsys-tarfile "$tmp/debs/linux-source-${mm}_${ver}_all.deb" |
 		tar -xOf - "./usr/src/linux-source-$mm.tar.xz" |
 		tar -xJf - -C "$tmp" --wildcards "linux-source-$mm/drivers/infiniband/sw/siw/*" ||
-		{ rm -rf "$tmp"; die_setup "siw: extracting drivers/infiniband/sw/siw/ from linux-source-${mm}_$ver failed"; }
+		siw_fail "siw: extracting drivers/infiniband/sw/siw/ from linux-source-${mm}_$ver failed"
 	src=$tmp/linux-source-$mm/drivers/infiniband/sw/siw
-	[ -f "$src/siw_main.c" ] || { rm -rf "$tmp"; die_setup "siw: no siw_main.c in linux-source-${mm}_$ver"; }
+	[ -f "$src/siw_main.c" ] || siw_fail "siw: no siw_main.c in linux-source-${mm}_$ver"
 
 	log=$kdir/siw-build.log
 	if ! timeout 900 make -C "$hdr" M="$src" CONFIG_RDMA_SIW=m -j"$(nproc)" modules >"$log" 2>&1; then
 		tail -n 30 "$log" >&2
-		rm -rf "$tmp"
-		die_setup "siw: 'make -C linux-headers-$KVER M=.../siw CONFIG_RDMA_SIW=m modules' failed (full log: $log)"
+		siw_fail "siw: 'make -C linux-headers-$KVER M=.../siw CONFIG_RDMA_SIW=m modules' failed (full log: $log)"
 	fi
 	[ "$(modinfo -F vermagic "$src/siw.ko" 2>/dev/null | cut -d' ' -f1)" = "$KVER" ] ||
-		{ rm -rf "$tmp"; die_setup "siw: the built siw.ko is not for kernel $KVER (modinfo -F vermagic)"; }
+		siw_fail "siw: the built siw.ko is not for kernel $KVER (modinfo -F vermagic)"
 
 	# siw needs libcrc32c, which needs a crc32c implementation: the generic
 	# one, taken from the same kernel package (the cached module tree holds
@@ -111,13 +117,13 @@ prepare_siw() {
 	dpkg-deb --fsys-tarfile "$kdeb" |
 		tar -xf - -C "$tmp/out" --strip-components=6 --wildcards \
 			"./lib/modules/$KVER/kernel/crypto/crc32c_generic.ko*" "./lib/modules/$KVER/kernel/lib/libcrc32c.ko*" ||
-		{ rm -rf "$tmp"; die_setup "siw: crc32c_generic/libcrc32c not found in $kdeb"; }
+		siw_fail "siw: crc32c_generic/libcrc32c not found in $kdeb"
 	# Without debug information: 5 MB less to copy into every run directory.
-	strip --strip-debug -o "$tmp/out/siw.ko" "$src/siw.ko" || { rm -rf "$tmp"; die_setup "siw: strip --strip-debug siw.ko failed"; }
+	strip --strip-debug -o "$tmp/out/siw.ko" "$src/siw.ko" || siw_fail "siw: strip --strip-debug siw.ko failed"
 	(
 		cd "$tmp/out" || exit 1
 		ls crc32c_generic.ko* && ls libcrc32c.ko* && echo siw.ko
-	) >"$tmp/out/load-order" || { rm -rf "$tmp"; die_setup "siw: crc32c_generic/libcrc32c missing from $kdeb"; }
+	) >"$tmp/out/load-order" || siw_fail "siw: crc32c_generic/libcrc32c missing from $kdeb"
 	rm -rf "$sdir"
 	mv "$tmp/out" "$sdir" || die_setup "cannot move the siw modules to $sdir"
 	# The 150 MB of packages are not kept: the three modules are all a guest needs.

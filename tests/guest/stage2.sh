@@ -110,36 +110,23 @@ for ((k = 0; k < NICS; k++)); do
 		setup_fail "rdma link add $dev type ${dev%%[0-9]*} netdev $ifname failed"
 done
 
-# Wait (bounded) until every rxe port is ACTIVE and has its IPv4 GID (index 1).
+# Wait (bounded) until every port is ACTIVE, and an rxe port also has its
+# IPv4 GID (index 1); iWARP (siw) has no IP-based GIDs to wait for.
 for dev in "${NIC_DEVS[@]}"; do
-	[[ $dev == rxe* ]] || continue
 	port=/sys/class/infiniband/$dev/ports/1
-	ok=0
+	want=''
+	[[ $dev == rxe* ]] && want=' with an IPv4 GID'
+	ok=0 gid1=-
 	for ((i = 0; i < 200; i++)); do
 		state=$(cat "$port/state" 2>/dev/null)
-		gid1=$(cat "$port/gids/1" 2>/dev/null)
+		[ -z "$want" ] || gid1=$(cat "$port/gids/1" 2>/dev/null)
 		if [[ $state == *ACTIVE* && -n $gid1 && $gid1 != 0000:0000:0000:0000:0000:0000:0000:0000 ]]; then
 			ok=1
 			break
 		fi
 		sleep 0.1
 	done
-	[ "$ok" = 1 ] || setup_fail "$dev port 1 not ACTIVE with an IPv4 GID after 20 s (state '$state', gid[1] '$gid1')"
-done
-# And every siw port ACTIVE (iWARP has no IP-based GIDs to wait for).
-for dev in "${NIC_DEVS[@]}"; do
-	[[ $dev == siw* ]] || continue
-	port=/sys/class/infiniband/$dev/ports/1
-	ok=0
-	for ((i = 0; i < 200; i++)); do
-		state=$(cat "$port/state" 2>/dev/null)
-		if [[ $state == *ACTIVE* ]]; then
-			ok=1
-			break
-		fi
-		sleep 0.1
-	done
-	[ "$ok" = 1 ] || setup_fail "$dev port 1 not ACTIVE after 20 s (state '$state')"
+	[ "$ok" = 1 ] || setup_fail "$dev port 1 not ACTIVE$want after 20 s (state '$state'${want:+, gid[1] '$gid1'})"
 done
 
 # Before sshd starts: what it runs (mpirun's daemons, their ranks) inherits

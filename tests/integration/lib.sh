@@ -73,6 +73,23 @@ dev_netdev() {
 	[ -n "$nd" ] && echo "$nd"
 }
 
+# assert_rping_verified CLI SRV CRC SRC COUNT WHERE: an rping client (output
+# CLI, exit status CRC) and server (SRV, SRC) both ended well, the client
+# verified COUNT pings (-V -v) and the server saw them; WHERE (e.g. "over
+# rxe0") goes into the messages.
+assert_rping_verified() {
+	local cli=$1 srv=$2 crc=$3 src=$4 count=$5 where=$6 n ns
+	show "$cli"
+	show "$srv"
+	[ "$crc" = 0 ] || fail "rping client $where exited with status $crc"
+	[ "$src" = 0 ] || fail "rping server $where exited with status $src"
+	n=$(grep -c '^ping data: rdma-ping-[0-9]*: ' "$cli")
+	[ "$n" = "$count" ] || fail "client printed $n verified pings, expected $count"
+	ns=$(grep -c '^server ping data: rdma-ping-[0-9]*: ' "$srv")
+	[ "$ns" = "$count" ] || fail "server printed $ns pings, expected $count"
+	if grep -Eqi 'data mismatch|error|fail' "$cli"; then fail "rping client reported an error"; fi
+}
+
 # need_device DEV HEADER: fail unless verbs device DEV exists, naming the
 # test header that asks run-all for it.
 need_device() {

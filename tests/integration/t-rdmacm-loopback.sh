@@ -27,13 +27,5 @@ for attempt in 1 2 3 4 5 6 7 8 9 10; do
 done
 wait "$spid"
 src=$?
-show "$cli"
-show "$srv"
-[ "$crc" = 0 ] || fail "rping client exited with status $crc"
-[ "$src" = 0 ] || fail "rping server exited with status $src"
-n=$(grep -c '^ping data: rdma-ping-[0-9]*: ' "$cli")
-[ "$n" = "$count" ] || fail "client printed $n verified pings, expected $count"
-ns=$(grep -c '^server ping data: rdma-ping-[0-9]*: ' "$srv")
-[ "$ns" = "$count" ] || fail "server printed $ns pings, expected $count"
-grep -Eqi 'data mismatch|error|fail' "$cli" && fail "rping client reported an error"
+assert_rping_verified "$cli" "$srv" "$crc" "$src" "$count" "over $dev"
 ok "rping: $count pings of 64 B over $dev ($ip4), verified by client and seen by server"

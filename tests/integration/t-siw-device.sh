@@ -65,15 +65,7 @@ timeout 60 rping -c -a "$ip4" -p "$port" -C "$count" -S 64 -V -v >"$cli" 2>&1
 crc=$?
 wait "$spid"
 src=$?
-show "$cli"
-show "$srv"
-[ "$crc" = 0 ] || fail "rping client over $siw exited with status $crc"
-[ "$src" = 0 ] || fail "rping server over $siw exited with status $src"
-n=$(grep -c '^ping data: rdma-ping-[0-9]*: ' "$cli")
-[ "$n" = "$count" ] || fail "client printed $n verified pings, expected $count"
-ns=$(grep -c '^server ping data: rdma-ping-[0-9]*: ' "$srv")
-[ "$ns" = "$count" ] || fail "server printed $ns pings, expected $count"
-grep -Eqi 'data mismatch|error|fail' "$cli" && fail "rping client reported an error"
+assert_rping_verified "$cli" "$srv" "$crc" "$src" "$count" "over $siw"
 rxe_tx=$(($(dev_counter "$rxe" sent_pkts) - rxe_tx0))
 [ "$rxe_tx" = 0 ] || fail "$rxe sent $rxe_tx packets during the ping: it did not (only) go over $siw"
 ok "rping: $count pings of 64 B over $siw ($ip4), verified by the client, seen by the server; $rxe sent nothing"
