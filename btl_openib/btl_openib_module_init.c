@@ -81,7 +81,9 @@ static int query_cpcs(mca_btl_openib_module_t *m)
     /* XRC only counts when the receive queues ask for it (X,...). */
     p->caps = (m->dev->xrc && mca_btl_openib_component.rq.q[0].type == OPENIB_RQ_XRC
                    ? OPENIB_PORT_CAP_XRC : 0) |
-              (m->dev->attr.max_srq ? OPENIB_PORT_CAP_SRQ : 0);
+              (m->dev->attr.max_srq ? OPENIB_PORT_CAP_SRQ : 0) |
+              (IBV_TRANSPORT_IWARP == m->dev->ctx->device->transport_type
+                   ? OPENIB_PORT_CAP_IWARP : 0);
     p->dev_name = m->dev->name;
     p->port_num = m->port_num;
     p->link_layer = m->port_attr.link_layer;

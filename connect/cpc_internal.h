@@ -76,6 +76,13 @@ void openib_cpc_load_mca_plugins(void) CPC_HIDDEN;
 int openib_cpc_names_list(char *buf, size_t len) CPC_HIDDEN;
 int openib_cpc_check_priorities(void) CPC_HIDDEN;
 
+/* cpc_select.c: for a CPC that moves QPs itself with ibv_modify_qp (oob,
+ * xoob): on an iWARP port fills why, says so at verbose 1 (a user who
+ * forced such a CPC learns why at the lowest level) and returns true; the
+ * CPC then declines with OPAL_ERR_NOT_SUPPORTED. */
+bool openib_cpc_decline_iwarp(const struct openib_cpc_port *port, const char *cpc, char *why,
+                              size_t why_len) CPC_HIDDEN;
+
 /* cpc_log.c: help messages and verbose output, both redirectable for tests.
  * Every help topic takes only %s arguments. */
 void openib_cpc_help(const char *topic, int nargs, ...) CPC_HIDDEN;

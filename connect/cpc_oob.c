@@ -834,6 +834,9 @@ static int oob_query(const struct openib_cpc_port *port, int priority,
     size_t blob_len = 0;
     int naddr, rc;
 
+    if (openib_cpc_decline_iwarp(port, "oob", why, why_len)) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
     if (NULL == openib_auth_local_token()) {
         snprintf(why, why_len, "no random bytes from the kernel for the handshake token");
         return OPAL_ERR_NOT_SUPPORTED;

@@ -15,6 +15,22 @@
 /* Verbose level of the per-port and per-connection lines. */
 #define CPC_VERBOSE_CHOICE 10
 
+bool openib_cpc_decline_iwarp(const struct openib_cpc_port *port, const char *cpc, char *why,
+                              size_t why_len)
+{
+    if (!(port->caps & OPENIB_PORT_CAP_IWARP)) {
+        return false;
+    }
+    /* iWARP QPs go to RTS only through the iWARP CM (MPA over TCP); the
+     * RTR transition by hand fails at the first send, too late for a clean
+     * fallback to another BTL. */
+    snprintf(why, why_len, "iWARP port: its queue pairs are connected only by the iWARP "
+                           "connection manager, through the rdma_cm CPC");
+    openib_cpc_log(1, "openib: CPC %s declines port %s:%u: %s", cpc,
+                   port->dev_name ? port->dev_name : "?", (unsigned) port->port_num, why);
+    return true;
+}
+
 static bool is_set(const char *s)
 {
     return NULL != s && '\0' != s[0];

@@ -746,6 +746,9 @@ static int xoob_query(const struct openib_cpc_port *port, int priority,
     size_t len;
     int n = 0, rc;
 
+    if (openib_cpc_decline_iwarp(port, "xoob", why, why_len)) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
     if (!(port->caps & OPENIB_PORT_CAP_XRC)) {
         if (device_has_xrc(port)) {
             snprintf(why, why_len, "XRC needs X receive queues in btl_openib_receive_queues "

@@ -62,6 +62,10 @@ enum openib_cpc_id {
 /* Device capabilities a CPC may need to decide in query(). */
 #define OPENIB_PORT_CAP_XRC (1u << 0)
 #define OPENIB_PORT_CAP_SRQ (1u << 1)
+/* The port's transport is iWARP: its RC QPs are connected only by the iWARP
+ * connection manager (MPA over TCP), never by ibv_modify_qp to RTR/RTS from
+ * user space. A CPC that moves QPs by hand must decline such a port. */
+#define OPENIB_PORT_CAP_IWARP (1u << 2)
 
 struct ibv_context;
 struct openib_cpc_endpoint;

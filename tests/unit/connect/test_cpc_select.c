@@ -2,7 +2,7 @@
  * test_cpc_select.c - the CPC framework driven by mock CPCs: adding
  * components, priority order, include/exclude, NOT_SUPPORTED at init and at
  * query, errors propagating, "no CPC for this port", the endpoint calls,
- * verbose output, and the three built-in CPCs.
+ * verbose output, the three built-in CPCs, and oob/xoob declining iWARP.
  */
 #include "opal_config.h"
 #include "opal/constants.h"
@@ -568,6 +568,64 @@ static void test_builtins(void)
           openib_cpc_rdma_cm_component.default_priority);
 }
 
+/* iWARP: oob and xoob move QPs with ibv_modify_qp, which iWARP does not
+ * allow; both decline the port in query with a reason that names iWARP and
+ * the CPC that can connect it, logged at verbose 1, and the "no CPC" help
+ * shown when they are all a user allowed lists that reason. */
+static void test_iwarp_declines(void)
+{
+    struct openib_cpc_port port;
+    struct openib_cpc_module *mods[MAXM];
+    const struct mock_help *h;
+    const char *line;
+    int n = 0;
+
+    openib_connect_finalize();
+    mock_help_clear();
+    openib_connect_set_help_hook(mock_help_hook);
+    nlog = 0;
+    openib_connect_set_log_hook(log_hook);
+    openib_connect_set_verbose(-1, 1);
+    openib_connect_set_selection("oob,xoob", NULL);
+    CHECK_EQ(openib_connect_init(), OPAL_SUCCESS);
+    /* XRC set too: the iWARP reason must win over any other */
+    mock_port(&port, "siw0", OPENIB_PORT_CAP_SRQ | OPENIB_PORT_CAP_IWARP | OPENIB_PORT_CAP_XRC);
+    CHECK_EQ(openib_connect_query_port(&port, mods, MAXM, &n), OPAL_ERR_NOT_AVAILABLE);
+    CHECK_STR_HAS(openib_connect_last_reasons(), "oob: iWARP port: its queue pairs are "
+                                                 "connected only by the iWARP connection "
+                                                 "manager, through the rdma_cm CPC");
+    CHECK_STR_HAS(openib_connect_last_reasons(), "xoob: iWARP port");
+    line = log_find("openib: CPC oob declines port siw0:1: iWARP port");
+    CHECK(NULL != line);
+    CHECK(NULL != log_find("openib: CPC xoob declines port siw0:1: iWARP port"));
+    h = mock_help_find("no cpc for port");
+    CHECK(NULL != h);
+    if (h) {
+        CHECK_STR_HAS(h->args[1], "siw0");
+        CHECK_STR_HAS(h->args[3], "  oob: iWARP port");
+        CHECK_STR_HAS(h->args[3], "  xoob: iWARP port");
+    }
+    openib_connect_finalize();
+
+    /* the same port without the iWARP bit: oob's iWARP reason is gone (it
+     * is usable, or declines for a reason of its own on this host) */
+    openib_connect_set_selection("oob", NULL);
+    CHECK_EQ(openib_connect_init(), OPAL_SUCCESS);
+    mock_port(&port, "rxe0", OPENIB_PORT_CAP_SRQ);
+    nlog = 0;
+    if (OPAL_SUCCESS == openib_connect_query_port(&port, mods, MAXM, &n)) {
+        CHECK_EQ(n, 1);
+        openib_connect_release_modules(mods, n);
+    }
+    CHECK(NULL == strstr(openib_connect_last_reasons(), "iWARP"));
+    CHECK(NULL == log_find("declines port"));
+    openib_connect_finalize();
+    openib_connect_set_selection(NULL, NULL);
+    openib_connect_set_log_hook(NULL);
+    openib_connect_set_verbose(-1, 0);
+    openib_connect_set_help_hook(NULL);
+}
+
 int main(void)
 {
     test_priority_order();
@@ -580,6 +638,7 @@ int main(void)
     test_add_component_checks();
     test_endpoint_calls_and_verbose();
     test_builtins();
+    test_iwarp_declines();
     openib_connect_finalize();
     return test_report("test_cpc_select");
 }
