@@ -203,6 +203,9 @@ struct mca_btl_base_endpoint_t {
     uint16_t send_seq;                   /* the next message's seq */
     uint16_t recv_seq;                   /* the seq delivered next */
     opal_list_t held;                    /* received early (ahead of recv_seq), by seq */
+    uint32_t cts_wait;                   /* uses_cts: bit q set until a message
+                                            arrived on QP q (btl_openib_cts.h) */
+    bool cts_established;                /* uses_cts responder: the CM connected all */
     bool qps_created;
     bool is_self;                        /* loopback: QPs connected to themselves */
     bool closing;                        /* being torn down: nothing new is posted */

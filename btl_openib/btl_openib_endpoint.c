@@ -15,6 +15,7 @@
 #include "btl_openib/btl_openib.h"
 #include "btl_openib/btl_openib_clock.h"
 #include "btl_openib/btl_openib_credits.h"
+#include "btl_openib/btl_openib_cts.h"
 #include "btl_openib/btl_openib_eager_rdma.h"
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_lock.h"
@@ -154,6 +155,11 @@ static int create_qps(mca_btl_openib_endpoint_t *ep)
         opal_hash_table_set_value_uint32(&m->qp_map, qp->qp->qp_num, ep);
     }
     ep->num_qps = rq->num;
+    /* The initiator sends first (btl_openib_cts.h): count arrivals from
+     * now, they may come before our CM reports the connection. */
+    if (ep->cpc && ep->cpc->uses_cts) {
+        ep->cts_wait = (1u << rq->num) - 1;
+    }
     ep->qps_created = true;
     return OPAL_SUCCESS;
 }
@@ -244,6 +250,39 @@ static int cb_connect_qps(void *btl_ep, const struct openib_cpc_qp_info *peer, b
     return to_rts ? cb_qps_to_rts(ep) : OPAL_SUCCESS;
 }
 
+/* iWARP: the CM moves the QPs (it was handed each one's number); what the
+ * BTL needs of the peer's data is its queue layout and credit mailbox. */
+static int cb_peer_qp_info(void *btl_ep, const struct openib_cpc_qp_info *peer)
+{
+    mca_btl_openib_endpoint_t *ep = btl_ep;
+    int rc;
+
+    rc = create_qps(ep);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    if (peer->num_qps != ep->num_qps ||
+        peer->rq_layout != openib_rq_spec_hash(&mca_btl_openib_component.rq)) {
+        snprintf(ep->conn.why, sizeof(ep->conn.why),
+                 "btl_openib_receive_queues differs between the two processes (%d vs %d queues)",
+                 ep->num_qps, peer->num_qps);
+        return OPAL_ERR_BAD_PARAM;
+    }
+    ep->peer_mailbox_addr = peer->mailbox_addr;
+    ep->peer_mailbox_rkey = peer->mailbox_rkey;
+    return OPAL_SUCCESS;
+}
+
+static void cb_connect_established(void *btl_ep, bool initiator)
+{
+    mca_btl_openib_endpoint_t *ep = btl_ep;
+
+    OPENIB_VERBOSE(10, "connected to %s with CPC %s (%d QPs, %s, %s sends first)", ep->desc,
+                   ep->cpc ? ep->cpc->component->name : "?", ep->num_qps,
+                   initiator ? "initiator" : "responder", initiator ? "this side" : "the peer");
+    openib_cts_established(ep, initiator);
+}
+
 static int cb_post_recvs(void *btl_ep)
 {
     mca_btl_openib_endpoint_t *ep = btl_ep;
@@ -276,7 +315,7 @@ static int cb_post_recvs(void *btl_ep)
  * messages before this point; the credits for them, and a ring offer the
  * threshold already earned, must go out now, since nothing may ever arrive
  * again to trigger them (a one-way burst). */
-static void now_connected(mca_btl_openib_endpoint_t *ep)
+void openib_endpoint_connected(mca_btl_openib_endpoint_t *ep)
 {
     struct openib_stats *st = &ep->module->stats;
 
@@ -303,7 +342,7 @@ static void cb_connect_complete(void *btl_ep)
 
     OPENIB_VERBOSE(10, "connected to %s with CPC %s (%d QPs)", ep->desc,
                    ep->cpc ? ep->cpc->component->name : "?", ep->num_qps);
-    now_connected(ep);
+    openib_endpoint_connected(ep);
 }
 
 static void cb_connect_failed(void *btl_ep, int rc, const char *why)
@@ -361,6 +400,8 @@ const struct openib_cpc_btl_ops openib_cpc_btl_ops = {
     .connect_complete = cb_connect_complete,
     .connect_failed = cb_connect_failed,
     .endpoint_for_peer = cb_endpoint_for_peer,
+    .peer_qp_info = cb_peer_qp_info,
+    .connect_established = cb_connect_established,
 };
 
 /* ---- lazy connection glue ---- */
@@ -383,7 +424,7 @@ static int self_connect(mca_btl_openib_endpoint_t *ep)
     }
     OPENIB_VERBOSE(100, "loopback endpoint on %s:%d connected", ep->module->dev->name,
                    ep->module->port_num);
-    now_connected(ep);
+    openib_endpoint_connected(ep);
     return OPAL_SUCCESS;
 }
 

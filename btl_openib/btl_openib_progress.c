@@ -9,6 +9,7 @@
 
 #include "btl_openib/btl_openib_async.h"
 #include "btl_openib/btl_openib_credits.h"
+#include "btl_openib/btl_openib_cts.h"
 #include "btl_openib/btl_openib_eager_rdma.h"
 #include "btl_openib/btl_openib_lock.h"
 #include "btl_openib/btl_openib_order.h"
@@ -104,6 +105,9 @@ static void handle_recv(mca_btl_openib_module_t *m, const struct openib_completi
         return;
     }
     openib_credits_from_hdr(ep, &hdr); /* credits count whenever they arrive */
+    if (OPAL_UNLIKELY(ep->cts_wait)) {
+        openib_cts_arrived(ep, q); /* its first arrival on QP q, in any order */
+    }
     if (OPAL_UNLIKELY(hdr.seq != ep->recv_seq)) {
         openib_order_hold(ep, f, c->length); /* ahead of its turn (btl_openib_order.c) */
         return;

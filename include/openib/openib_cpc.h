@@ -17,6 +17,9 @@
  * openib_abi.h. Version history:
  *   v1  first release.
  *   v2  component: `aliases`; module: `describe`; port: `ipv4`.
+ *   v3  btl_ops: `peer_qp_info`, `connect_established` (a CM that moves the
+ *       QPs itself, iWARP); module: `uses_cts` given its meaning; port caps:
+ *       OPENIB_PORT_CAP_IWARP.
  * A plug-in built against v1 headers keeps working: the framework reads the
  * v2 fields only when the caller's size says they are there.
  */
@@ -34,7 +37,7 @@
 extern "C" {
 #endif
 
-#define OPENIB_CPC_ABI_VERSION 2
+#define OPENIB_CPC_ABI_VERSION 3
 
 /* Return codes: these are Open MPI's OPAL_* values (opal/constants.h), spelled
  * out so plug-ins need no Open MPI headers. */
@@ -117,7 +120,8 @@ struct openib_cpc_qp_info {
 
 /*
  * Calls from a CPC back into the BTL (BTL -> CPC table, read-only).
- * Rules: openib_abi.h. v1: all members below.
+ * Rules: openib_abi.h. v1 ends at `endpoint_for_peer`; v3 added
+ * `peer_qp_info` and `connect_established` (check with OPENIB_HAS_FIELD).
  */
 struct openib_cpc_btl_ops {
     uint32_t size;
@@ -139,7 +143,19 @@ struct openib_cpc_btl_ops {
     struct openib_cpc_endpoint *(*endpoint_for_peer)(void *btl, const void *peer_id,
                                                      size_t peer_id_len, char *why,
                                                      size_t why_len);
+    /* v3: for a CM that moves the QPs itself (iWARP): check the peer's data
+     * (queue layout) and keep what the BTL needs of it (credit mailbox);
+     * the QPs are not touched. Instead of connect_qps. */
+    int (*peer_qp_info)(void *btl_ep, const struct openib_cpc_qp_info *peer);
+    /* v3: for a module with uses_cts, instead of connect_complete: the CM
+     * connected every QP. `initiator`: this side sent the connection
+     * requests; it sends first (a CTS message on every QP) and is
+     * connected. The other side sends nothing (no data, no credit write,
+     * no RDMA) until a message arrived on every QP; then it is connected. */
+    void (*connect_established)(void *btl_ep, bool initiator);
 };
+#define OPENIB_CPC_BTL_OPS_V1_SIZE \
+    OPENIB_SIZE_THROUGH(struct openib_cpc_btl_ops, endpoint_for_peer)
 
 /*
  * The CPC's view of one BTL endpoint (BTL -> CPC; the CPC owns only
@@ -203,7 +219,12 @@ struct openib_cpc_module {
     int (*start_connect)(struct openib_cpc_module *m, struct openib_cpc_endpoint *ep);   /* v1 */
     int (*endpoint_finalize)(struct openib_cpc_module *m, struct openib_cpc_endpoint *ep); /* v1 */
     int (*finalize)(struct openib_cpc_module *m);    /* v1 */
-    bool uses_cts;                                   /* v1 */
+    /* v1 (meaning given in v3): the transport's rule that the side that
+     * initiated a connection sends first, as iWARP's MPA (RFC 5044 7.1.2:
+     * the responder sends nothing before the initiator's first message).
+     * The CPC then reports btl_ops->connect_established, not
+     * connect_complete, and the BTL keeps the rule (see there). */
+    bool uses_cts;
     /* v2: one line about the module for verbose output; may be NULL. */
     int (*describe)(const struct openib_cpc_module *m, char *buf, size_t len);
 };
