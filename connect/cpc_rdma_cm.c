@@ -9,8 +9,11 @@
  * listens on the port's IPv4 address and publishes {address, port, the
  * process token} (24 bytes, see cpc_rdma_cm.h): requests and replies are
  * authenticated with the receiver's token (cpc_rdma_cm_wire.c). A port
- * without an IPv4 address, an iWARP port (its CM drives the QPs itself) and
- * a port whose address rdma_cm cannot bind decline with the reason.
+ * without an IPv4 address and a port whose address rdma_cm cannot bind
+ * decline with the reason. On iWARP the CM moves the QPs itself: the BTL's
+ * QPs are handed to it by number, one connection each, after the
+ * handshake (cpc_rdma_cm_conn.c); uses_cts keeps MPA's rule that the
+ * initiator sends first.
  *
  * Default priority 40, below oob (50): oob stays the documented default.
  * rdma_cm works on every link layer oob does here and is chosen with
@@ -39,6 +42,10 @@
 #include "connect/openib_connect.h"
 
 #define RCM_BACKLOG 1024
+/* iWARP: the RDMA read depth a connection offers, at most: more buys
+ * nothing on any device we know and costs responder resources (the BTL
+ * caps its InfiniBand QPs the same way, btl_openib_qp_state.c). */
+#define RCM_RD_ATOMIC_MAX 16
 
 struct rcm_params rcm_params = {
     .port = 0,
@@ -52,7 +59,8 @@ static int rcm_describe(const struct openib_cpc_module *m, char *buf, size_t len
     char ip[INET_ADDRSTRLEN] = "?";
 
     inet_ntop(AF_INET, &mod->ip, ip, sizeof(ip));
-    snprintf(buf, len, "rdma_cm listener on %s:%u", ip, (unsigned) mod->tcp_port);
+    snprintf(buf, len, "rdma_cm listener on %s:%u%s", ip, (unsigned) mod->tcp_port,
+             mod->iwarp ? " (iWARP: the CM connects the QPs, one connection each)" : "");
     return OPAL_SUCCESS;
 }
 
@@ -99,11 +107,6 @@ static int rcm_query(const struct openib_cpc_port *port, int priority,
     uint32_t addr;
     int rc;
 
-    if (NULL != port->ctx && IBV_TRANSPORT_IWARP == port->ctx->device->transport_type) {
-        snprintf(why, why_len, "iWARP: its connection manager moves the QPs itself, which "
-                               "this CPC leaves to the BTL");
-        return OPAL_ERR_NOT_SUPPORTED;
-    }
     if (NULL == token) {
         snprintf(why, why_len, "the kernel gave no random bytes for the token that "
                                "authenticates connection requests");
@@ -162,6 +165,21 @@ static int rcm_query(const struct openib_cpc_port *port, int priority,
     mod->ip = addr;
     mod->tcp_port = ntohs(rdma_get_src_port(mod->listen_id));
     mod->btl = port->btl;
+    if (port->caps & OPENIB_PORT_CAP_IWARP) {
+        struct ibv_device_attr attr;
+
+        /* The RDMA read depths each connection offers: what the device
+         * allows (an iWARP CM refuses more, e.g. siw's ORD/IRD check). */
+        if (NULL == port->ctx || 0 != ibv_query_device(port->ctx, &attr)) {
+            snprintf(why, why_len, "iWARP: cannot query the device's RDMA read limits");
+            goto err_id;
+        }
+        mod->iwarp = true;
+        mod->max_rd_atom = (uint8_t) (attr.max_qp_rd_atom > RCM_RD_ATOMIC_MAX
+                                          ? RCM_RD_ATOMIC_MAX : attr.max_qp_rd_atom);
+        mod->max_init_rd_atom = (uint8_t) (attr.max_qp_init_rd_atom > RCM_RD_ATOMIC_MAX
+                                               ? RCM_RD_ATOMIC_MAX : attr.max_qp_init_rd_atom);
+    }
 
     openib_cpc_module_init(&mod->base);
     mod->base.component = &openib_cpc_rdma_cm_component;
@@ -172,7 +190,9 @@ static int rcm_query(const struct openib_cpc_port *port, int priority,
     mod->base.start_connect = rcm_start_connect;
     mod->base.endpoint_finalize = rcm_endpoint_finalize;
     mod->base.finalize = rcm_module_finalize;
-    mod->base.uses_cts = false;
+    /* iWARP (MPA): the side that initiated sends first (btl_ops
+     * connect_established, openib_cpc.h) */
+    mod->base.uses_cts = mod->iwarp;
     mod->base.describe = rcm_describe;
     *out = &mod->base;
     return OPAL_SUCCESS;

@@ -72,7 +72,11 @@ bool rcm_sockaddr_is(const struct sockaddr *sa, uint32_t ip) CPC_HIDDEN;
 #define RCM_CHUNKS(len) (((len) + RCM_CHUNK_MAX - 1) / RCM_CHUNK_MAX)
 #define RCM_MAX_CHUNKS RCM_CHUNKS(RCM_BODY_MAX)
 
-enum rcm_type { RCM_REQ = 1, RCM_REP = 2, RCM_REJ = 3 };
+enum rcm_type {
+    RCM_REQ = 1, RCM_REP = 2, RCM_REJ = 3,
+    RCM_QREQ = 4, /* iWARP: connect one QP of an accepted handshake */
+    RCM_QREP = 5, /* iWARP: its answer */
+};
 enum rcm_reason {
     RCM_REJ_CROSS = 1,       /* crossing connects: the sender keeps initiating */
     RCM_REJ_LATER = 2,       /* not now (no endpoint for you yet, or our answer
@@ -178,6 +182,23 @@ size_t rcm_busy_encode(uint8_t *p, const void *src) CPC_HIDDEN;
  * truncated (or not a BUSY), NOT_SUPPORTED for another marker version. */
 int rcm_busy_decode(const struct rcm_msg *m) CPC_HIDDEN;
 
+/* iWARP only (cpc_rdma_cm_conn.c): after the handshake above, every QP is
+ * connected on a cm_id of its own (MPA: one stream per QP), each request
+ * and answer a QP frame: the header (arg: the QP's index), the nonce of the
+ * handshake it belongs to, and a MAC keyed with the receiver's token that
+ * also covers the receiver's name (as REQ/REP do; qp_num is 0 on iWARP,
+ * where the CM does not carry it). */
+#define RCM_QP_NONCE_OFF RCM_HDR_LEN
+#define RCM_QP_MAC_OFF (RCM_QP_NONCE_OFF + OPENIB_AUTH_NONCE_LEN)
+#define RCM_QP_FRAME_LEN (RCM_QP_MAC_OFF + OPENIB_AUTH_MAC_LEN)
+size_t rcm_qp_frame_encode(uint8_t *pd, enum rcm_type type, const void *src, const void *dst,
+                           const uint8_t *key, const uint8_t *nonce, unsigned q) CPC_HIDDEN;
+/* Layout and type (MALFORMED), then the MAC under our token (BAD_MAC);
+ * src, nonce and the QP index go to the caller, which checks them. */
+enum rcm_refusal rcm_qp_frame_verify(const uint8_t *pd, size_t len, enum rcm_type type,
+                                     const void *own_id, const uint8_t *own_token,
+                                     uint8_t *src, uint8_t *nonce, unsigned *q) CPC_HIDDEN;
+
 /* ---- addresses (cpc_rdma_cm_addr.c) ---- */
 
 /* The port's IPv4 address (network order): port->ipv4, else its
@@ -204,6 +225,8 @@ struct rcm_event {
     struct rdma_cm_id *listen_id;
     struct rcm_module *mod;      /* CONNECT_REQUEST: the listener's module */
     uint32_t qp_num;
+    uint8_t responder_resources; /* CONNECT_REQUEST: what the initiator offers */
+    uint8_t initiator_depth;
     uint8_t priv[RCM_PRIV_MAX];
     size_t priv_len;
 };
@@ -221,6 +244,11 @@ struct rcm_module {
     uint16_t tcp_port;                        /* host order */
     void *btl;                                /* for endpoint_for_peer */
     const struct openib_cpc_btl_ops *btl_ops; /* learned at endpoint_init */
+    /* iWARP: the CM moves the QPs; each QP gets a connection of its own.
+     * The RDMA read depths we offer: the device's limits. */
+    bool iwarp;
+    uint8_t max_rd_atom;                      /* responder resources */
+    uint8_t max_init_rd_atom;                 /* initiator depth */
 };
 
 struct rcm_params {

@@ -5,7 +5,9 @@
  * a RoCE v2 IPv4-mapped GID (::ffff:a.b.c.d), then the address of the
  * port's network interface: on RoCE the kernel names it per GID in sysfs, on
  * InfiniBand it is the IPoIB interface whose hardware address holds the
- * port's GID.
+ * port's GID, on iWARP the Ethernet interface whose MAC address the GID
+ * carries (iWARP drivers make the GID from the MAC; sysfs names no
+ * interface for them).
  */
 #include "opal_config.h"
 #include "opal/constants.h"
@@ -72,6 +74,31 @@ static bool ipoib_netdev(const struct ifaddrs *all, const uint8_t *gid, char *if
     return false;
 }
 
+static uint32_t ifname_ipv4(const struct ifaddrs *all, const char *ifname);
+
+/* iWARP: an Ethernet interface with an IPv4 address whose MAC is the
+ * GID's first 6 bytes (the rest zero). */
+static bool iwarp_netdev(const struct ifaddrs *all, const struct openib_cpc_port *port,
+                         char *ifname, size_t len)
+{
+    static const uint8_t zero[10];
+    const struct ifaddrs *i;
+
+    if (!(port->caps & OPENIB_PORT_CAP_IWARP) || 0 != memcmp(port->gid + 6, zero, sizeof(zero))) {
+        return false;
+    }
+    for (i = all; NULL != i; i = i->ifa_next) {
+        const struct sockaddr_ll *ll = (const struct sockaddr_ll *) i->ifa_addr;
+
+        if (NULL != ll && AF_PACKET == ll->sll_family && 6 == ll->sll_halen &&
+            0 == memcmp(ll->sll_addr, port->gid, 6) && 0 != ifname_ipv4(all, i->ifa_name)) {
+            snprintf(ifname, len, "%s", i->ifa_name);
+            return true;
+        }
+    }
+    return false;
+}
+
 static uint32_t ifname_ipv4(const struct ifaddrs *all, const char *ifname)
 {
     const struct ifaddrs *i;
@@ -106,7 +133,8 @@ int rcm_port_ipv4(const struct openib_cpc_port *port, uint32_t *ip, char *why, s
         return OPAL_ERR_NOT_SUPPORTED;
     }
     found = roce_netdev(port, ifname, sizeof(ifname)) ||
-            ipoib_netdev(all, port->gid, ifname, sizeof(ifname));
+            ipoib_netdev(all, port->gid, ifname, sizeof(ifname)) ||
+            iwarp_netdev(all, port, ifname, sizeof(ifname));
     if (found) {
         *ip = ifname_ipv4(all, ifname);
     }

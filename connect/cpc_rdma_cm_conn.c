@@ -16,6 +16,33 @@
  * the responder sends nothing before ESTABLISHED, so the first message always
  * finds a posted receive.
  *
+ * iWARP (the port has OPENIB_PORT_CAP_IWARP): the iWARP CM moves QPs to
+ * RTS itself, makes no connection without a QP, and a refused connection
+ * leaves its QP in error. So the handshake above (REQ chunks, REP, every
+ * REJ, crossing, busy, retries; private data in MPA's, at most 196 of its
+ * 256 bytes) runs unchanged on a connection of its own with a throw-away
+ * QP (handshake_qp: librdmacm's PD and CQs, never used for data); the
+ * reply arrives with ESTABLISHED instead of CONNECT_RESPONSE, and the QP
+ * number the MACs cover is 0 (the iWARP CM carries none). Then the
+ * initiator connects each of the BTL's QPs on a QP-less cm_id of its own,
+ * handing the QP over by number (conn_param.qp_num: the QP stays the
+ * BTL's, on its PD, CQ and SRQ; the CM attaches and moves it):
+ *
+ *   initiator (per QP q)                       responder
+ *   rdma_connect(qp_num = our QP q): QREQ -->  the handshake's nonce, q;
+ *                                     <-----   rdma_accept(qp_num = its QP q): QREP
+ *   ESTABLISHED                                ESTABLISHED
+ *
+ * QREQ/QREP (cpc_rdma_cm_wire.c) carry the handshake's nonce and a MAC like
+ * REQ/REP. Receives are posted before any QP is handed over. RDMA read
+ * depths come from the device's limits (the responder's no more than the
+ * initiator offers). When every QP is up, the handshake's connection goes
+ * and the BTL hears connect_established: the initiator sends first on
+ * every QP (MPA's rule, module uses_cts; btl_openib_cts.h). Limits: a
+ * refused or failed QP connection fails the endpoint (no retry: its QP is
+ * in error), and a responder whose listener thread answers a QREQ with
+ * BUSY (it left MPI right after accepting the handshake) fails it too.
+ *
  * Authentication (issue 15; layout in cpc_rdma_cm_wire.c): each REQ chunk
  * carries the attempt's nonce and a MAC keyed with the responder's token
  * (from its modex blob); the REP echoes the nonce and is keyed with the
@@ -110,6 +137,7 @@ enum rcm_state {
     RS_WAIT_PEER,  /* lost a crossing, or our REP went unanswered: the peer's REQ comes */
     RS_RECEIVING,  /* stored part of the peer's REQ, the rest comes */
     RS_RESPONDING, /* accepted (pas_id), waiting for ESTABLISHED */
+    RS_QPS,        /* iWARP: the handshake is done, each QP's connection under way */
     RS_DONE,
     RS_FAILED,
 };
@@ -123,6 +151,7 @@ static const char *const state_names[] = {
     [RS_WAIT_PEER] = "waiting for the peer",
     [RS_RECEIVING] = "receiving the request",
     [RS_RESPONDING] = "accepted",
+    [RS_QPS] = "connecting the queue pairs (iWARP)",
     [RS_DONE] = "connected",
     [RS_FAILED] = "failed",
 };
@@ -146,6 +175,12 @@ struct rcm_ep {
     bool qps_rtr;                /* responder: our QPs are RTR for peer_q */
     struct openib_cpc_qp_info peer_q;
     struct rcm_rx rx;            /* responder: the peer's REQ, verified chunks only */
+    /* iWARP: one connection per QP after the handshake (see the top) */
+    struct rdma_cm_id *qid[OPENIB_CPC_MAX_QPS];
+    uint8_t nq;                  /* QPs to connect */
+    uint8_t qup;                 /* bit q: QP q's connection is established */
+    bool iw_initiator;           /* we sent the QP requests: we send first */
+    bool recvs_posted;
     int active_index;            /* in rcm.active while a handshake is under way */
     int all_index;               /* in rcm.all while the endpoint exists */
 };
@@ -295,9 +330,22 @@ static struct rcm_ep *own_ep(const struct openib_cpc_endpoint *cep)
 static void drop_id(struct rdma_cm_id **id)
 {
     if (NULL != *id) {
+        if (NULL != (*id)->qp) {
+            rdma_destroy_qp(*id); /* iWARP handshake's own QP: before its id */
+        }
         rdma_destroy_id(*id);
         *id = NULL;
     }
+}
+
+static void drop_qids(struct rcm_ep *e)
+{
+    int q;
+
+    for (q = 0; q < OPENIB_CPC_MAX_QPS; ++q) {
+        drop_id(&e->qid[q]);
+    }
+    e->qup = 0;
 }
 
 static void fail(struct rcm_ep *e, int rc, const char *fmt, ...)
@@ -319,6 +367,7 @@ static void fail(struct rcm_ep *e, int rc, const char *fmt, ...)
     set_active(e, false);
     drop_id(&e->act_id);
     drop_id(&e->pas_id);
+    drop_qids(e);
     snprintf(buf, sizeof(buf), "rdma_cm: %s", why);
     e->cep->btl_ops->connect_failed(e->cep->btl_ep, rc, buf);
 }
@@ -329,6 +378,14 @@ static void done(struct rcm_ep *e)
             e->attempts);
     e->st = RS_DONE;
     set_active(e, false);
+    if (e->mod->iwarp) {
+        /* Every QP has its own connection now: the handshake's own one
+         * (and its QP) is of no more use. */
+        drop_id(&e->act_id);
+        drop_id(&e->pas_id);
+        e->cep->btl_ops->connect_established(e->cep->btl_ep, e->iw_initiator);
+        return;
+    }
     /* The cm_ids stay until the endpoint goes: destroying one now would send
      * a DREQ that could overtake the RTU. */
     e->cep->btl_ops->connect_complete(e->cep->btl_ep);
@@ -387,6 +444,191 @@ static void peer_path(const struct rcm_ep *e, const struct rdma_cm_id *id,
 static int blob_decode(const struct openib_cpc_endpoint *cep, struct rcm_blob *b)
 {
     return rcm_blob_decode(cep->peer_blob, cep->peer_blob_len, b);
+}
+
+/* ---- iWARP ---- */
+
+/* The connection parameters: on InfiniBand/RoCE as librdmacm resolves its
+ * maxima; on iWARP the device's limits, and when answering a request no
+ * more than the initiator can use (its initiator depth bounds our
+ * responder resources, and the other way round). */
+static void conn_param(const struct rcm_ep *e, const struct rcm_event *req,
+                       struct rdma_conn_param *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->responder_resources = RDMA_MAX_RESP_RES;
+    p->initiator_depth = RDMA_MAX_INIT_DEPTH;
+    p->retry_count = 7;
+    p->rnr_retry_count = 7;
+    if (!e->mod->iwarp) {
+        return;
+    }
+    p->responder_resources = e->mod->max_rd_atom;
+    p->initiator_depth = e->mod->max_init_rd_atom;
+    if (NULL != req) {
+        if (req->initiator_depth < p->responder_resources) {
+            p->responder_resources = req->initiator_depth;
+        }
+        if (req->responder_resources < p->initiator_depth) {
+            p->initiator_depth = req->responder_resources;
+        }
+    }
+}
+
+/* The QP number the handshake's MAC covers: the one conn_param carries on
+ * InfiniBand/RoCE; on iWARP the CM carries none (and our QPs are not the
+ * handshake's), so 0 on both sides. */
+static uint32_t wire_qpn(const struct rcm_ep *e, uint32_t qpn)
+{
+    return e->mod->iwarp ? 0 : qpn;
+}
+
+/* iWARP: the handshake's connection needs a QP of its own (the iWARP CM
+ * accepts no connection without one, and a refused attempt kills its
+ * QP): a minimal one from librdmacm's own PD and CQs, never used for data
+ * and destroyed with its cm_id. The BTL's QPs are connected after it. */
+static int handshake_qp(struct rdma_cm_id *id)
+{
+    struct ibv_qp_init_attr a = {
+        .cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+        .qp_type = IBV_QPT_RC,
+    };
+
+    return rdma_create_qp(id, NULL, &a);
+}
+
+/* Our receive buffers go up once, before any connection of our QPs: the
+ * peer may send the moment its side is established. */
+static int post_recvs_once(struct rcm_ep *e)
+{
+    int rc;
+
+    if (e->recvs_posted) {
+        return OPAL_SUCCESS;
+    }
+    rc = e->cep->btl_ops->post_recvs(e->cep->btl_ep);
+    e->recvs_posted = OPAL_SUCCESS == rc;
+    return rc;
+}
+
+/* Initiator: a cm_id per QP, each resolved and connected with the QP's
+ * number (the CM moves the QP to RTS). */
+static void qps_connect(struct rcm_ep *e)
+{
+    struct sockaddr_in src = { .sin_family = AF_INET }, dst = { .sin_family = AF_INET };
+    struct rcm_blob b;
+    int q;
+
+    if (OPAL_SUCCESS != blob_decode(e->cep, &b)) {
+        fail(e, OPAL_ERR_UNREACH, "the peer's rdma_cm address in the modex is corrupt");
+        return;
+    }
+    dst.sin_port = htons(b.port);
+    dst.sin_addr.s_addr = b.ip;
+    src.sin_addr.s_addr = e->mod->ip;
+    e->iw_initiator = true;
+    e->st = RS_QPS;
+    e->step_ms = now_ms() + step_timeout_ms();
+    for (q = 0; q < e->nq; ++q) {
+        if (0 != rdma_create_id(rcm.ch, &e->qid[q], e, RDMA_PS_TCP)) {
+            e->qid[q] = NULL;
+            fail(e, OPAL_ERR_OUT_OF_RESOURCE, "rdma_create_id for QP %d failed: %s", q,
+                 strerror(errno));
+            return;
+        }
+        if (0 != rdma_resolve_addr(e->qid[q], (struct sockaddr *) &src, (struct sockaddr *) &dst,
+                                   (int) step_timeout_ms())) {
+            fail(e, OPAL_ERR_UNREACH, "rdma_resolve_addr for QP %d failed: %s", q,
+                 strerror(errno));
+            return;
+        }
+    }
+    RCM_LOG(e, "handshake done; connecting %d QPs, one iWARP connection each", e->nq);
+}
+
+static void qp_send_req(struct rcm_ep *e, int q)
+{
+    struct openib_cpc_endpoint *cep = e->cep;
+    struct openib_cpc_qp_info mine;
+    struct rdma_conn_param p;
+    uint8_t pd[RCM_QP_FRAME_LEN];
+    struct rcm_blob b;
+    int rc;
+
+    rc = cep->btl_ops->local_qp_info(cep->btl_ep, &mine);
+    if (OPAL_SUCCESS != rc || q >= mine.num_qps || OPAL_SUCCESS != blob_decode(cep, &b)) {
+        fail(e, OPAL_SUCCESS == rc ? OPAL_ERR_BAD_PARAM : rc, "no queue pair %d to connect", q);
+        return;
+    }
+    (void) rcm_qp_frame_encode(pd, RCM_QREQ, cep->local_id, cep->peer_id, b.token, e->nonce,
+                               (unsigned) q);
+    conn_param(e, NULL, &p);
+    p.private_data = pd;
+    p.private_data_len = (uint8_t) sizeof(pd);
+    p.qp_num = mine.qpn[q];
+    if (0 != rdma_connect(e->qid[q], &p)) {
+        fail(e, OPAL_ERR_UNREACH, "rdma_connect for QP %d failed: %s", q, strerror(errno));
+        return;
+    }
+    RCM_LOG(e, "QP %d: request sent", q);
+}
+
+/* QP q's connection is up on our side. */
+static void qp_up(struct rcm_ep *e, int q)
+{
+    e->qup |= (uint8_t) (1u << q);
+    alive(e);
+    RCM_LOG(e, "QP %d connected", q);
+    if (e->qup == (1u << e->nq) - 1) {
+        done(e);
+    }
+}
+
+static void on_qp_event(struct rcm_ep *e, int q, const struct rcm_event *ev)
+{
+    struct openib_cpc_endpoint *cep = e->cep;
+    uint8_t src[RCM_ID_LEN], nonce[OPENIB_AUTH_NONCE_LEN];
+    enum rcm_refusal r;
+    unsigned qq;
+
+    if (RS_QPS != e->st) {
+        return; /* DISCONNECTED once connected: the peer is leaving */
+    }
+    alive(e);
+    switch (ev->type) {
+    case RDMA_CM_EVENT_ADDR_RESOLVED:
+        if (0 != rdma_resolve_route(e->qid[q], (int) step_timeout_ms())) {
+            fail(e, OPAL_ERR_UNREACH, "rdma_resolve_route for QP %d failed: %s", q,
+                 strerror(errno));
+        }
+        return;
+    case RDMA_CM_EVENT_ROUTE_RESOLVED:
+        qp_send_req(e, q);
+        return;
+    case RDMA_CM_EVENT_ESTABLISHED:
+        if (e->iw_initiator) {
+            r = rcm_qp_frame_verify(ev->priv, ev->priv_len, RCM_QREP, cep->local_id,
+                                    openib_auth_local_token(), src, nonce, &qq);
+            if (RCM_OK == r && (0 != memcmp(src, cep->peer_id, RCM_ID_LEN) ||
+                                0 != memcmp(nonce, e->nonce, sizeof(nonce)) || qq != (unsigned) q)) {
+                r = RCM_WRONG_SRC;
+            }
+            if (RCM_OK != r) {
+                refused(ev->id, r, "QP reply", cep->peer_desc);
+                fail(e, OPAL_ERR_UNREACH, "the answer for QP %d was refused (%s)", q,
+                     rcm_refusal_name(r));
+                return;
+            }
+        }
+        qp_up(e, q);
+        return;
+    default:
+        /* A refused or failed connection has left its QP in error: the
+         * connection cannot be made again with it. */
+        fail(e, OPAL_ERR_UNREACH, "the connection of QP %d failed: %s (status %d)", q,
+             rdma_event_str(ev->type), ev->status);
+        return;
+    }
 }
 
 static void start_attempt(struct rcm_ep *e);
@@ -493,12 +735,7 @@ static void send_req(struct rcm_ep *e)
 {
     struct openib_cpc_endpoint *cep = e->cep;
     struct openib_cpc_qp_info q;
-    struct rdma_conn_param p = {
-        .responder_resources = RDMA_MAX_RESP_RES,
-        .initiator_depth = RDMA_MAX_INIT_DEPTH,
-        .retry_count = 7,
-        .rnr_retry_count = 7,
-    };
+    struct rdma_conn_param p;
     uint8_t body[RCM_BODY_MAX], pd[RCM_REQ_PRIV_MAX];
     struct rcm_blob b;
     size_t len;
@@ -514,13 +751,18 @@ static void send_req(struct rcm_ep *e)
     /* start_attempt decoded the blob already */
     len = 0 == len || OPAL_SUCCESS != blob_decode(cep, &b)
               ? 0
-              : rcm_req_encode(pd, cep->local_id, cep->peer_id, b.token, e->nonce, q.qpn[0],
-                               body, len, (unsigned) e->next_chunk);
+              : rcm_req_encode(pd, cep->local_id, cep->peer_id, b.token, e->nonce,
+                               wire_qpn(e, q.qpn[0]), body, len, (unsigned) e->next_chunk);
     if (0 == len) {
         fail(e, OPAL_ERR_BAD_PARAM, "our QP data cannot be carried (%u QPs)",
              (unsigned) q.num_qps);
         return;
     }
+    if (e->mod->iwarp && NULL == e->act_id->qp && 0 != handshake_qp(e->act_id)) {
+        retry(e, "creating the handshake's QP failed: %s", strerror(errno));
+        return;
+    }
+    conn_param(e, NULL, &p);
     p.private_data = pd;
     p.private_data_len = (uint8_t) len;
     p.qp_num = q.qpn[0];
@@ -544,9 +786,10 @@ static void on_reply(struct rcm_ep *e, const struct rcm_event *ev)
     int rc;
 
     openib_cpc_qp_info_init(&peer);
-    r = rcm_rep_verify(ev->priv, ev->priv_len, ev->qp_num, cep->local_id,
+    r = rcm_rep_verify(ev->priv, ev->priv_len, wire_qpn(e, ev->qp_num), cep->local_id,
                        openib_auth_local_token(), cep->peer_id, e->nonce, &body, &body_len);
-    if (RCM_OK == r && OPAL_SUCCESS != rcm_body_decode(body, body_len, ev->qp_num, &peer)) {
+    if (RCM_OK == r &&
+        OPAL_SUCCESS != rcm_body_decode(body, body_len, wire_qpn(e, ev->qp_num), &peer)) {
         r = RCM_MALFORMED;
     }
     if (RCM_OK != r) {
@@ -554,6 +797,21 @@ static void on_reply(struct rcm_ep *e, const struct rcm_event *ev)
          * got no answer, and the next has a new nonce. */
         refused(ev->id, r, "reply", e->cep->peer_desc);
         retry(e, "the reply was refused (%s)", rcm_refusal_name(r));
+        return;
+    }
+    if (e->mod->iwarp) {
+        /* The handshake is done (its connection is up); now each of our
+         * QPs gets a connection of its own, which the CM moves to RTS. */
+        rc = cep->btl_ops->peer_qp_info(cep->btl_ep, &peer);
+        if (OPAL_SUCCESS == rc) {
+            rc = post_recvs_once(e);
+        }
+        if (OPAL_SUCCESS != rc) {
+            fail(e, rc, "setting up the queue pairs with the peer's reply failed");
+            return;
+        }
+        e->nq = peer.num_qps;
+        qps_connect(e);
         return;
     }
     peer_path(e, ev->id, &peer);
@@ -654,6 +912,13 @@ static void on_active_event(struct rcm_ep *e, const struct rcm_event *ev)
             on_reply(e, ev);
         }
         return;
+    case RDMA_CM_EVENT_ESTABLISHED:
+        /* iWARP: the handshake's connection (with its own QP) is up, the
+         * reply in its private data */
+        if (RS_REQ_SENT == e->st && e->mod->iwarp) {
+            on_reply(e, ev);
+        }
+        return;
     case RDMA_CM_EVENT_REJECTED:
         if (RS_REQ_SENT == e->st) {
             on_reject(e, ev);
@@ -680,7 +945,7 @@ static void reject(struct rdma_cm_id *id, const void *local_id, enum rcm_reason 
 
     rcm_hdr_encode(pd, RCM_REJ, local_id, (uint8_t) why);
     (void) rdma_reject(id, pd, sizeof(pd));
-    rdma_destroy_id(id);
+    drop_id(&id);
 }
 
 static bool initiating(const struct rcm_ep *e)
@@ -697,16 +962,13 @@ static bool same_peer_qps(const struct openib_cpc_qp_info *a, const struct openi
 }
 
 /* Answer a complete REQ: our QPs to RTR, receives posted, REP out. */
-static void accept_request(struct rcm_ep *e, struct rdma_cm_id *id, uint32_t qpn0)
+static void accept_request(struct rcm_ep *e, const struct rcm_event *ev)
 {
     struct openib_cpc_endpoint *cep = e->cep;
+    struct rdma_cm_id *id = ev->id;
+    uint32_t qpn0 = wire_qpn(e, ev->qp_num);
     struct openib_cpc_qp_info peer, mine;
-    struct rdma_conn_param p = {
-        .responder_resources = RDMA_MAX_RESP_RES,
-        .initiator_depth = RDMA_MAX_INIT_DEPTH,
-        .retry_count = 7,
-        .rnr_retry_count = 7,
-    };
+    struct rdma_conn_param p;
     uint8_t pd[RCM_REP_PRIV_MAX], body[RCM_BODY_MAX];
     struct rcm_blob b;
     size_t len;
@@ -724,6 +986,14 @@ static void accept_request(struct rcm_ep *e, struct rdma_cm_id *id, uint32_t qpn
         /* The peer gave up on an attempt we had answered and asks again:
          * same QPs, so the answer stands. */
         rc = same_peer_qps(&peer, &e->peer_q) ? OPAL_SUCCESS : OPAL_ERR_BAD_PARAM;
+    } else if (e->mod->iwarp) {
+        /* the CM moves our QPs when the peer connects each of them */
+        rc = cep->btl_ops->peer_qp_info(cep->btl_ep, &peer);
+        if (OPAL_SUCCESS == rc) {
+            rc = post_recvs_once(e);
+        }
+        e->qps_rtr = OPAL_SUCCESS == rc;
+        e->peer_q = peer;
     } else {
         rc = cep->btl_ops->connect_qps(cep->btl_ep, &peer, false);
         if (OPAL_SUCCESS == rc) {
@@ -739,7 +1009,7 @@ static void accept_request(struct rcm_ep *e, struct rdma_cm_id *id, uint32_t qpn
     if (0 != len) {
         /* keyed with the initiator's token, echoing its nonce */
         len = rcm_rep_encode(pd, cep->local_id, cep->peer_id, b.token, e->rx.nonce,
-                             mine.qpn[0], body, len);
+                             wire_qpn(e, mine.qpn[0]), body, len);
     }
     if (0 == len) {
         reject(id, cep->local_id, RCM_REJ_BAD);
@@ -747,6 +1017,14 @@ static void accept_request(struct rcm_ep *e, struct rdma_cm_id *id, uint32_t qpn
              "setting up the queue pairs for the peer's request failed");
         return;
     }
+    if (e->mod->iwarp && NULL == id->qp && 0 != handshake_qp(id)) {
+        RCM_LOG(e, "creating the handshake's QP failed: %s; waiting for the peer's next "
+                "request", strerror(errno));
+        reject(id, cep->local_id, RCM_REJ_LATER);
+        e->st = RS_WAIT_PEER;
+        return;
+    }
+    conn_param(e, ev, &p);
     p.private_data = pd;
     p.private_data_len = (uint8_t) len;
     p.qp_num = mine.qpn[0];
@@ -778,10 +1056,69 @@ static void refuse_request(const struct rcm_event *ev, enum rcm_refusal r, const
     rdma_destroy_id(ev->id);
 }
 
+/* iWARP: the peer connects one of our QPs, for the handshake we accepted:
+ * the frame's MAC (our token), the sender's endpoint, the handshake's
+ * nonce, the address it published, and a QP not connected yet. */
+static void on_qp_request(struct rcm_module *mod, const struct rcm_event *ev)
+{
+    struct openib_cpc_endpoint *cep;
+    struct openib_cpc_qp_info mine;
+    struct rdma_conn_param p;
+    uint8_t src[RCM_ID_LEN], nonce[OPENIB_AUTH_NONCE_LEN], pd[RCM_QP_FRAME_LEN];
+    enum rcm_refusal bad;
+    struct rcm_blob b;
+    struct rcm_ep *e;
+    char why[128] = "";
+    unsigned q;
+
+    bad = rcm_qp_frame_verify(ev->priv, ev->priv_len, RCM_QREQ, rcm.local_id,
+                              openib_auth_local_token(), src, nonce, &q);
+    if (RCM_OK != bad) {
+        refuse_request(ev, bad, "QP request");
+        return;
+    }
+    cep = mod->btl_ops->endpoint_for_peer(mod->btl, src, RCM_ID_LEN, why, sizeof(why));
+    e = own_ep(cep);
+    if (NULL == e || (RS_RESPONDING != e->st && RS_QPS != e->st) || e->iw_initiator ||
+        !e->qps_rtr || q >= e->peer_q.num_qps ||
+        NULL != e->qid[q] || 0 != memcmp(nonce, e->rx.nonce, sizeof(nonce))) {
+        refuse_request(ev, RCM_REPLAY, "QP request for no handshake under way");
+        return;
+    }
+    if (OPAL_SUCCESS != blob_decode(cep, &b) ||
+        !rcm_sockaddr_is(rdma_get_peer_addr(ev->id), b.ip)) {
+        refuse_request(ev, RCM_BAD_SOURCE_ADDR, e->cep->peer_desc);
+        return;
+    }
+    if (OPAL_SUCCESS != cep->btl_ops->local_qp_info(cep->btl_ep, &mine) || q >= mine.num_qps) {
+        refuse_request(ev, RCM_MALFORMED, "no such queue pair here");
+        fail(e, OPAL_ERR_BAD_PARAM, "the peer asked for queue pair %u, which we lack", q);
+        return;
+    }
+    (void) rcm_qp_frame_encode(pd, RCM_QREP, cep->local_id, cep->peer_id, b.token, nonce, q);
+    conn_param(e, ev, &p);
+    p.private_data = pd;
+    p.private_data_len = (uint8_t) sizeof(pd);
+    p.qp_num = mine.qpn[q];
+    ev->id->context = e;
+    if (0 != rdma_migrate_id(ev->id, rcm.ch) || 0 != rdma_accept(ev->id, &p)) {
+        RCM_LOG(e, "rdma_accept for QP %u failed: %s", q, strerror(errno));
+        reject(ev->id, cep->local_id, RCM_REJ_BAD);
+        fail(e, OPAL_ERR_UNREACH, "accepting the connection of QP %u failed", q);
+        return;
+    }
+    e->qid[q] = ev->id;
+    e->nq = e->peer_q.num_qps;
+    e->st = RS_QPS; /* the handshake's own connection is of no more interest */
+    alive(e);
+    RCM_LOG(e, "QP %u: request accepted", q);
+}
+
 static void on_request(struct rcm_module *mod, const struct rcm_event *ev)
 {
     struct openib_cpc_endpoint *cep = NULL;
     struct rcm_ep *e;
+    struct rcm_msg m;
     struct rcm_req r;
     struct rcm_blob b;
     enum rcm_refusal bad;
@@ -795,7 +1132,12 @@ static void on_request(struct rcm_module *mod, const struct rcm_event *ev)
     /* Every check before anything is touched: the frame (lengths, layout,
      * MAC under our token, which also proves the sender knows it), the
      * sender's membership, its address, freshness. */
-    bad = rcm_req_verify(ev->priv, ev->priv_len, ev->qp_num, rcm.local_id,
+    if (mod->iwarp && OPAL_SUCCESS == rcm_msg_decode(ev->priv, ev->priv_len, &m) &&
+        RCM_QREQ == m.type) {
+        on_qp_request(mod, ev);
+        return;
+    }
+    bad = rcm_req_verify(ev->priv, ev->priv_len, mod->iwarp ? 0 : ev->qp_num, rcm.local_id,
                          openib_auth_local_token(), &r);
     if (RCM_OK != bad) {
         refuse_request(ev, bad, RCM_BAD_MAC == bad ? "not keyed with our token: not a job "
@@ -814,6 +1156,11 @@ static void on_request(struct rcm_module *mod, const struct rcm_event *ev)
     e = own_ep(cep);
     if (NULL == e || RS_DONE == e->st || RS_FAILED == e->st) {
         reject(ev->id, cep->local_id, RCM_REJ_BAD);
+        return;
+    }
+    if (RS_QPS == e->st) {
+        /* iWARP: a late request of a crossing we already settled */
+        reject(ev->id, cep->local_id, RCM_REJ_CROSS);
         return;
     }
     if (OPAL_SUCCESS != blob_decode(cep, &b)) {
@@ -853,15 +1200,27 @@ static void on_request(struct rcm_module *mod, const struct rcm_event *ev)
         reject(ev->id, cep->local_id, RCM_REJ_MORE);
         return;
     }
-    accept_request(e, ev->id, ev->qp_num);
+    accept_request(e, ev);
+}
+
+static bool any_qid(const struct rcm_ep *e)
+{
+    int q;
+
+    for (q = 0; q < OPENIB_CPC_MAX_QPS; ++q) {
+        if (NULL != e->qid[q]) {
+            return true;
+        }
+    }
+    return false;
 }
 
 static void on_passive_event(struct rcm_ep *e, const struct rcm_event *ev)
 {
     switch (ev->type) {
     case RDMA_CM_EVENT_ESTABLISHED:
-        if (RS_RESPONDING != e->st) {
-            return;
+        if (RS_RESPONDING != e->st || e->mod->iwarp) {
+            return; /* iWARP: the handshake's connection; the QPs' follow */
         }
         if (OPAL_SUCCESS != e->cep->btl_ops->qps_to_rts(e->cep->btl_ep)) {
             fail(e, OPAL_ERROR, "moving the queue pairs to RTS failed");
@@ -873,7 +1232,7 @@ static void on_passive_event(struct rcm_ep *e, const struct rcm_event *ev)
     case RDMA_CM_EVENT_CONNECT_ERROR:
     case RDMA_CM_EVENT_UNREACHABLE:
     case RDMA_CM_EVENT_DISCONNECTED:
-        if (RS_RESPONDING == e->st) {
+        if (RS_RESPONDING == e->st && 0 == e->qup && !any_qid(e)) {
             /* Our REP went unanswered (the peer dropped that attempt): its
              * next REQ gets the same answer. */
             RCM_LOG(e, "%s after our REP (status %d); waiting for the peer's next request",
@@ -904,6 +1263,15 @@ static void dispatch(const struct rcm_event *ev)
         on_active_event(e, ev);
     } else if (ev->id == e->pas_id) {
         on_passive_event(e, ev);
+    } else {
+        int q;
+
+        for (q = 0; q < OPENIB_CPC_MAX_QPS; ++q) {
+            if (ev->id == e->qid[q]) {
+                on_qp_event(e, q, ev);
+                break;
+            }
+        }
     }
 }
 
@@ -929,6 +1297,8 @@ static int drain_events(void)
         ev.id = raw->id;
         ev.listen_id = raw->listen_id;
         ev.qp_num = c->qp_num;
+        ev.responder_resources = c->responder_resources;
+        ev.initiator_depth = c->initiator_depth;
         ev.priv_len = 0;
         if (NULL != c->private_data && c->private_data_len > 0) {
             ev.priv_len = c->private_data_len; /* uint8_t: fits ev.priv */
@@ -1031,6 +1401,13 @@ int rcm_endpoint_init(struct openib_cpc_module *m, struct openib_cpc_endpoint *c
     if (RCM_ID_LEN != cep->id_len) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
+    /* iWARP needs the BTL calls of a CM that moves the QPs itself */
+    if (mod->iwarp && (!OPENIB_HAS_FIELD(cep->btl_ops, struct openib_cpc_btl_ops,
+                                         connect_established) ||
+                       NULL == cep->btl_ops->peer_qp_info ||
+                       NULL == cep->btl_ops->connect_established)) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
     e = calloc(1, sizeof(*e));
     if (NULL == e) {
         return OPAL_ERR_OUT_OF_RESOURCE;
@@ -1081,6 +1458,7 @@ int rcm_endpoint_finalize(struct openib_cpc_module *m, struct openib_cpc_endpoin
     set_active(e, false);
     drop_id(&e->act_id);
     drop_id(&e->pas_id);
+    drop_qids(e);
     rcm.all[e->all_index] = rcm.all[--rcm.nall];
     rcm.all[e->all_index]->all_index = e->all_index;
     free(e);

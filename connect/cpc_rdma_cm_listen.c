@@ -137,6 +137,8 @@ static int read_events(struct rdma_cm_id **busy, int nbusy)
                 p->ev.listen_id = raw->listen_id;
                 p->ev.mod = l->mod;
                 p->ev.qp_num = c->qp_num;
+                p->ev.responder_resources = c->responder_resources;
+                p->ev.initiator_depth = c->initiator_depth;
                 if (NULL != c->private_data && c->private_data_len > 0) {
                     p->ev.priv_len = c->private_data_len; /* uint8_t: fits */
                     memcpy(p->ev.priv, c->private_data, p->ev.priv_len);

@@ -118,7 +118,7 @@ int rcm_msg_decode(const uint8_t *p, size_t len, struct rcm_msg *out)
         return OPAL_ERR_BAD_PARAM;
     }
     type = p[1] & 0x0f;
-    if (type < RCM_REQ || type > RCM_REJ) {
+    if (type < RCM_REQ || type > RCM_QREP) {
         return OPAL_ERR_BAD_PARAM;
     }
     out->type = (enum rcm_type) type;
@@ -400,5 +400,39 @@ enum rcm_refusal rcm_rep_verify(const uint8_t *pd, size_t len, uint32_t qpn0,
     }
     *body = pd + RCM_REP_HDR_LEN;
     *body_len = RCM_REP_PRIV_MAX - RCM_REP_HDR_LEN;
+    return RCM_OK;
+}
+
+/* ---- iWARP: one frame per QP connection (cpc_rdma_cm.h) ---- */
+
+size_t rcm_qp_frame_encode(uint8_t *pd, enum rcm_type type, const void *src, const void *dst,
+                           const uint8_t *key, const uint8_t *nonce, unsigned q)
+{
+    if (q >= OPENIB_CPC_MAX_QPS || (RCM_QREQ != type && RCM_QREP != type)) {
+        return 0;
+    }
+    memset(pd, 0, RCM_QP_FRAME_LEN);
+    rcm_hdr_encode(pd, type, src, (uint8_t) q);
+    memcpy(pd + RCM_QP_NONCE_OFF, nonce, OPENIB_AUTH_NONCE_LEN);
+    seal(key, pd, RCM_QP_FRAME_LEN, RCM_QP_MAC_OFF, dst, 0);
+    return RCM_QP_FRAME_LEN;
+}
+
+enum rcm_refusal rcm_qp_frame_verify(const uint8_t *pd, size_t len, enum rcm_type type,
+                                     const void *own_id, const uint8_t *own_token,
+                                     uint8_t *src, uint8_t *nonce, unsigned *q)
+{
+    struct rcm_msg m;
+
+    if (len < RCM_QP_FRAME_LEN || OPAL_SUCCESS != rcm_msg_decode(pd, len, &m) ||
+        type != m.type || m.arg >= OPENIB_CPC_MAX_QPS) {
+        return RCM_MALFORMED;
+    }
+    if (!verify(own_token, pd, RCM_QP_FRAME_LEN, RCM_QP_MAC_OFF, own_id, 0)) {
+        return RCM_BAD_MAC;
+    }
+    memcpy(src, m.src, RCM_ID_LEN);
+    memcpy(nonce, pd + RCM_QP_NONCE_OFF, OPENIB_AUTH_NONCE_LEN);
+    *q = m.arg;
     return RCM_OK;
 }

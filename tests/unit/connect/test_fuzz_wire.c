@@ -501,7 +501,7 @@ static int rcm_dec(const uint8_t *in, size_t len, uint8_t *re, size_t *re_len)
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
-    SANE(m.type >= RCM_REQ && m.type <= RCM_REJ);
+    SANE(m.type >= RCM_REQ && m.type <= RCM_QREP);
     SANE(m.rest == in + RCM_HDR_LEN && m.rest_len == len - RCM_HDR_LEN);
     *re_len = rcm_hdr_encode(re, m.type, m.src, m.arg);
     if (RCM_REJ == m.type) {

@@ -507,6 +507,52 @@ static void test_busy(void)
     CHECK_EQ(rcm_busy_decode(&m), OPAL_SUCCESS);
 }
 
+/* iWARP's per-QP frames: a QREQ keyed with the responder's token and a
+ * QREP with the initiator's, both naming the QP and the handshake's nonce;
+ * every changed byte, a wrong key or receiver, the other type, a
+ * truncation fail, and the frame fits MPA's private data. */
+static void test_qp_frames(void)
+{
+    uint8_t pd[RCM_QP_FRAME_LEN], src[RCM_ID_LEN], nonce[OPENIB_AUTH_NONCE_LEN];
+    unsigned q = 99;
+    size_t i, cut;
+    int bad = 0;
+
+    CHECK(RCM_QP_FRAME_LEN <= RCM_REQ_PRIV_MAX);
+    CHECK_EQ(rcm_qp_frame_encode(pd, RCM_QREQ, id_a, id_b, key_b, nonce1, 5), RCM_QP_FRAME_LEN);
+    CHECK_EQ(rcm_qp_frame_verify(pd, sizeof(pd), RCM_QREQ, id_b, key_b, src, nonce, &q), RCM_OK);
+    CHECK_EQ(q, 5u);
+    CHECK_EQ(memcmp(src, id_a, RCM_ID_LEN), 0);
+    CHECK_EQ(memcmp(nonce, nonce1, OPENIB_AUTH_NONCE_LEN), 0);
+    for (i = 0; i < sizeof(pd); ++i) {
+        pd[i] ^= 0x01;
+        bad += RCM_OK == rcm_qp_frame_verify(pd, sizeof(pd), RCM_QREQ, id_b, key_b, src, nonce, &q);
+        pd[i] ^= 0x81;
+        bad += RCM_OK == rcm_qp_frame_verify(pd, sizeof(pd), RCM_QREQ, id_b, key_b, src, nonce, &q);
+        pd[i] ^= 0x80;
+    }
+    for (cut = 0; cut < sizeof(pd); ++cut) {
+        bad += RCM_OK == rcm_qp_frame_verify(pd, cut, RCM_QREQ, id_b, key_b, src, nonce, &q);
+    }
+    CHECK_EQ(bad, 0);
+    CHECK_EQ(rcm_qp_frame_verify(pd, sizeof(pd), RCM_QREQ, id_b, key_a, src, nonce, &q),
+             RCM_BAD_MAC);
+    CHECK_EQ(rcm_qp_frame_verify(pd, sizeof(pd), RCM_QREQ, id_a, key_b, src, nonce, &q),
+             RCM_BAD_MAC);
+    CHECK_EQ(rcm_qp_frame_verify(pd, sizeof(pd), RCM_QREP, id_b, key_b, src, nonce, &q),
+             RCM_MALFORMED);
+    /* the answer, keyed the other way */
+    CHECK_EQ(rcm_qp_frame_encode(pd, RCM_QREP, id_b, id_a, key_a, nonce2, 0), RCM_QP_FRAME_LEN);
+    CHECK_EQ(rcm_qp_frame_verify(pd, sizeof(pd), RCM_QREP, id_a, key_a, src, nonce, &q), RCM_OK);
+    CHECK_EQ(q, 0u);
+    CHECK_EQ(memcmp(nonce, nonce2, OPENIB_AUTH_NONCE_LEN), 0);
+    CHECK_EQ(rcm_qp_frame_verify(pd, sizeof(pd), RCM_QREP, id_a, key_b, src, nonce, &q),
+             RCM_BAD_MAC);
+    /* no frame for a QP index past the last, nor of another type */
+    CHECK_EQ(rcm_qp_frame_encode(pd, RCM_QREQ, id_a, id_b, key_b, nonce1, OPENIB_CPC_MAX_QPS), 0u);
+    CHECK_EQ(rcm_qp_frame_encode(pd, RCM_REQ, id_a, id_b, key_b, nonce1, 0), 0u);
+}
+
 int main(void)
 {
     test_round_trips();
@@ -518,5 +564,6 @@ int main(void)
     test_refusal_names();
     test_refusals();
     test_busy();
+    test_qp_frames();
     return test_report("test_rdma_cm_wire");
 }
