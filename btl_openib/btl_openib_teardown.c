@@ -106,20 +106,55 @@ static void say_goodbye(mca_btl_openib_endpoint_t *ep, int q)
 /* Step 2 on queue q: error state, then a send marker behind everything.
  * (Receive queues are not waited for: not every device flushes them, and a
  * receive completion that comes after the endpoint is gone finds no
- * endpoint for its QP number and only returns its buffer.) */
+ * endpoint for its QP number and only returns its buffer.)
+ * iWARP devices (siw) never complete a WR posted after the QP went to ERR
+ * (a user-space send queue is only started in RTS): there the marker goes
+ * in first, as a zero-length RDMA write into the peer's mailbox (no byte
+ * changes, no receive is spent), and the ERR transition flushes it if it
+ * has not completed by then. A QP the iWARP CM already put in error (the
+ * peer closed its side first) starts nothing new either: it gets no
+ * marker, and its flushed work, completed when it entered the error
+ * state, is polled from the CQ here. */
 static void flush(mca_btl_openib_endpoint_t *ep, int q)
 {
     struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
     struct ibv_qp *qp = ep->qps[q].qp;
+    bool iwarp = IBV_TRANSPORT_IWARP == qp->context->device->transport_type;
     struct ibv_send_wr *bad;
     openib_frag_t *f;
 
+    if (iwarp) {
+        struct ibv_qp_attr cur;
+        struct ibv_qp_init_attr init;
+
+        if (0 == ibv_query_qp(qp, &cur, IBV_QP_STATE, &init) && IBV_QPS_RTS != cur.qp_state) {
+            (void) ibv_modify_qp(qp, &a, IBV_QP_STATE);
+            while (openib_progress_cq(ep->module) > 0) {
+                /* bounded: nothing new is posted while closing */
+            }
+            return;
+        }
+    }
+    if (iwarp && ep->peer_mailbox_rkey && NULL != (f = marker(ep, q))) {
+        f->swr = (struct ibv_send_wr) {
+            .wr_id = (uintptr_t) f,
+            .opcode = IBV_WR_RDMA_WRITE,
+            .send_flags = IBV_SEND_SIGNALED,
+            .wr.rdma = {
+                .remote_addr = ep->peer_mailbox_addr + OPENIB_MAILBOX_CLOSED * sizeof(uint32_t),
+                .rkey = ep->peer_mailbox_rkey,
+            },
+        };
+        if (ibv_post_send(qp, &f->swr, &bad)) {
+            openib_teardown_marker_done(f);
+        }
+    }
     if (ibv_modify_qp(qp, &a, IBV_QP_STATE)) {
         OPENIB_VERBOSE(1, "moving a QP of %s to the error state failed: %s", ep->desc,
                        strerror(errno));
         return;
     }
-    if (NULL != (f = marker(ep, q))) {
+    if (!iwarp && NULL != (f = marker(ep, q))) {
         f->swr = (struct ibv_send_wr) {
             .wr_id = (uintptr_t) f,
             .opcode = IBV_WR_SEND,
