@@ -172,7 +172,8 @@ struct rcm_ep {
     int busy;                    /* REJ(BUSY) answers heard */
     int next_chunk;              /* initiator: the chunk of our REQ to send next */
     uint8_t nonce[OPENIB_AUTH_NONCE_LEN]; /* initiator: this attempt's, in every chunk */
-    bool qps_rtr;                /* responder: our QPs are RTR for peer_q */
+    bool qps_rtr;                /* responder: our QPs are set up for peer_q (RTR;
+                                    iWARP: its data kept, receives posted) */
     struct openib_cpc_qp_info peer_q;
     struct rcm_rx rx;            /* responder: the peer's REQ, verified chunks only */
     /* iWARP: one connection per QP after the handshake (see the top) */
