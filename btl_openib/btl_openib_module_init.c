@@ -11,6 +11,7 @@
 #include "opal/constants.h"
 
 #include "btl_openib/btl_openib.h"
+#include "btl_openib/btl_openib_device_defaults.h"
 #include "btl_openib/btl_openib_async.h"
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_limits.h"
@@ -164,6 +165,25 @@ static int reserve_srq_completions(mca_btl_openib_module_t *m)
     return openib_cq_reserve(m, need);
 }
 
+/* The device table's CQ size (btl_openib_device_defaults.c) where it asks
+ * for more than the parameter's default and the user set none. */
+static int device_cq_size(const mca_btl_openib_module_t *m, int cqe)
+{
+    const struct ibv_device_attr *da = &m->dev->attr;
+    const struct openib_device_defaults *d =
+        openib_device_defaults_find(da->vendor_id, da->vendor_part_id,
+                                    (int) m->dev->ctx->device->transport_type);
+
+    if (NULL == d || d->cq_size <= cqe || openib_params_user_set("cq_size")) {
+        return cqe;
+    }
+    cqe = d->cq_size > da->max_cqe ? da->max_cqe : d->cq_size;
+    OPENIB_VERBOSE(10, "%s:%d: %s: btl_openib_cq_size %d from the device table (%s); "
+                   "setting btl_openib_cq_size overrides it", m->dev->name, m->port_num,
+                   d->kind, cqe, d->why);
+    return cqe;
+}
+
 int openib_module_init(mca_btl_openib_module_t *m)
 {
     int cqe = openib_params.cq_size, rc;
@@ -177,6 +197,7 @@ int openib_module_init(mca_btl_openib_module_t *m)
     OBJ_CONSTRUCT(&m->stalled, opal_list_t);
 
     /* openib_limits_check_port() fitted cq_size to the device */
+    cqe = device_cq_size(m, cqe);
     m->cq = ibv_create_cq(m->dev->ctx, cqe, NULL, NULL, 0);
     if (NULL == m->cq) {
         OPENIB_VERBOSE(1, "%s:%d: ibv_create_cq(%d) failed: %s", m->dev->name, m->port_num, cqe,

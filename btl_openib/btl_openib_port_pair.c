@@ -12,7 +12,7 @@
 
 static bool compatible(const struct openib_port_key *a, const struct openib_port_key *b)
 {
-    if (a->link_layer != b->link_layer) {
+    if (a->transport != b->transport || a->link_layer != b->link_layer) {
         return false;
     }
     return a->link_layer != IBV_LINK_LAYER_INFINIBAND || a->subnet_prefix == b->subnet_prefix;

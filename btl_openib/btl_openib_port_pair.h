@@ -10,7 +10,8 @@
  * at the same index (so two ports on each side spread over both rails). A
  * port is used by at most one pair: each of our modules has at most one
  * endpoint per peer, and so has each of the peer's. Compatible: the same
- * link layer, and on InfiniBand the same subnet prefix (a GRH across
+ * transport (iWARP talks only to iWARP), the same link layer, and on
+ * InfiniBand the same subnet prefix (a GRH across
  * subnets needs a router this BTL does not assume). A port left without a
  * partner cannot reach that peer; when none of ours has one, the peer is
  * unreachable over openib and another BTL carries its traffic.
@@ -26,6 +27,7 @@
 struct openib_port_key {
     uint8_t link_layer;     /* IBV_LINK_LAYER_* */
     uint64_t subnet_prefix; /* host order; compared on InfiniBand only */
+    uint8_t transport;      /* OPENIB_MODEX_TRANSPORT_* (0: InfiniBand/RoCE) */
 };
 
 /* partner[i] = the index of the peer port our port i pairs with, or -1.

@@ -52,11 +52,16 @@ int openib_peer_port(const mca_btl_openib_module_t *m, const opal_process_name_t
     }
     for (i = 0; i < nmine; ++i) {
         const struct openib_cpc_port *p = &mca_btl_openib_component.modules[i]->cpc_port;
-        mine[i] = (struct openib_port_key) { .link_layer = p->link_layer,
-                                             .subnet_prefix = p->subnet_prefix };
+        mine[i] = (struct openib_port_key) {
+            .link_layer = p->link_layer,
+            .transport = (p->caps & OPENIB_PORT_CAP_IWARP) ? OPENIB_MODEX_TRANSPORT_IWARP
+                                                           : OPENIB_MODEX_TRANSPORT_IB,
+            .subnet_prefix = p->subnet_prefix,
+        };
     }
     for (i = 0; i < nports; ++i) {
         theirs[i] = (struct openib_port_key) { .link_layer = ports[i].link_layer,
+                                               .transport = ports[i].transport,
                                                .subnet_prefix = ports[i].subnet_prefix };
     }
     openib_port_pair(mine, nmine, theirs, nports, name_first(&opal_proc_local_get()->proc_name, peer),

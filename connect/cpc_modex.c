@@ -1,11 +1,12 @@
 /*
  * cpc_modex.c - the modex blob: every port's identity and CPC list.
  *
- * Wire format, version 1. All integers big-endian; no padding anywhere.
+ * Wire format, version 2 (v1 had no transport byte). All integers
+ * big-endian; no padding anywhere.
  *
  *   header (12 bytes)
  *     u8  'o' 'i'      magic: this is an openib modex at all
- *     u8  version      1; a peer with another version is refused
+ *     u8  version      2; a peer with another version is refused
  *     u8  nports
  *     u32 total_len    the whole blob, header included
  *     u32 crc32        IEEE CRC-32 of bytes [0, 8) and [12, total_len)
@@ -16,6 +17,8 @@
  *     u16 lid
  *     u32 mtu
  *     u8  link_layer
+ *     u8  transport    0 InfiniBand/RoCE, 1 iWARP (IBV_TRANSPORT_*): ports of
+ *                      different transports never talk to each other
  *     u8  port_num
  *     u8  name_len (<= 31), name bytes (no NUL)
  *     u8  num_cpcs (<= OPENIB_MODEX_MAX_CPCS)
@@ -36,11 +39,11 @@
 
 #define MODEX_MAGIC0 'o'
 #define MODEX_MAGIC1 'i'
-#define MODEX_VERSION 1
+#define MODEX_VERSION 2
 #define MODEX_HDR_LEN 12
 #define MODEX_NAME_MAX (sizeof(((struct openib_modex_port *) 0)->dev_name) - 1)
 /* Port record after its u16 length, without name and CPCs. */
-#define MODEX_PORT_FIXED (16 + 8 + 2 + 4 + 1 + 1 + 1 + 1)
+#define MODEX_PORT_FIXED (16 + 8 + 2 + 4 + 1 + 1 + 1 + 1 + 1)
 
 /* IEEE 802.3 CRC-32 (reflected, poly 0xEDB88320), bit by bit: the modex is
  * decoded once per peer, so a table buys nothing. */
@@ -190,6 +193,7 @@ int openib_connect_modex_encode(const struct openib_modex_port *ports, int nport
         put_be(&w, mp->lid, 2);
         put_be(&w, mp->mtu, 4);
         put_be(&w, mp->link_layer, 1);
+        put_be(&w, mp->transport, 1);
         put_be(&w, mp->port_num, 1);
         put_be(&w, name_len, 1);
         put_bytes(&w, mp->dev_name, name_len);
@@ -238,6 +242,7 @@ static int decode_port(struct rd *r, struct openib_modex_port *mp)
     mp->lid = (uint16_t) get_be(&pr, 2);
     mp->mtu = (uint32_t) get_be(&pr, 4);
     mp->link_layer = (uint8_t) get_be(&pr, 1);
+    mp->transport = (uint8_t) get_be(&pr, 1);
     mp->port_num = (uint8_t) get_be(&pr, 1);
     name_len = (size_t) get_be(&pr, 1);
     if (pr.bad || name_len > MODEX_NAME_MAX) {
@@ -344,6 +349,8 @@ int openib_connect_modex_fill_port(struct openib_modex_port *mp,
     mp->lid = port->lid;
     mp->mtu = port->mtu;
     mp->link_layer = port->link_layer;
+    mp->transport = (port->caps & OPENIB_PORT_CAP_IWARP) ? OPENIB_MODEX_TRANSPORT_IWARP
+                                                           : OPENIB_MODEX_TRANSPORT_IB;
     mp->port_num = port->port_num;
     if (NULL != port->dev_name) {
         strncpy(mp->dev_name, port->dev_name, sizeof(mp->dev_name) - 1);
@@ -375,6 +382,7 @@ int openib_connect_modex_peer_port(const struct openib_modex_port *mp,
     out->lid = mp->lid;
     out->mtu = mp->mtu;
     out->link_layer = mp->link_layer;
+    out->caps = OPENIB_MODEX_TRANSPORT_IWARP == mp->transport ? OPENIB_PORT_CAP_IWARP : 0;
     out->port_num = mp->port_num;
     out->dev_name = mp->dev_name;
     out->gid_index = -1; /* the peer's GID index is not in the modex */

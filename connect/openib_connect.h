@@ -107,12 +107,18 @@ struct openib_modex_cpc {
 };
 
 #define OPENIB_MODEX_MAX_CPCS 8
+/* The port's transport: only ports of the same one can be paired (an iWARP
+ * port speaks MPA over TCP; an InfiniBand or RoCE port, IBTA transport). */
+#define OPENIB_MODEX_TRANSPORT_IB 0
+#define OPENIB_MODEX_TRANSPORT_IWARP 1
+
 struct openib_modex_port {
     uint8_t gid[16];
     uint64_t subnet_prefix;
     uint16_t lid;
     uint32_t mtu;
     uint8_t link_layer;
+    uint8_t transport;   /* OPENIB_MODEX_TRANSPORT_* */
     uint8_t port_num;
     char dev_name[32];
     uint8_t num_cpcs;

@@ -1,5 +1,6 @@
 /* Port pairing: both processes compute the same pairs from their own side,
- * every port is used at most once, incompatible ports never pair, and two
+ * every port is used at most once, incompatible ports (link layer, subnet,
+ * transport) never pair, and two
  * rails on each side use both. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@ static int both_ways(const struct openib_port_key *a, int na, const struct openi
             CHECK(b_partner[a_partner[i]] == i);          /* the same pair seen from b */
             CHECK(seen_b[a_partner[i]]++ == 0);           /* b's port used once */
             CHECK(a[i].link_layer == b[a_partner[i]].link_layer);
+            CHECK(a[i].transport == b[a_partner[i]].transport);
             pairs++;
         }
     }
@@ -65,16 +67,33 @@ int main(void)
     CHECK(1 == both_ways(mixed, 2, eth2, 2, p));
     CHECK(p[0] == -1 && p[1] == 1);
     CHECK(0 == both_ways(ib_c, 1, eth1, 1, p));
+    /* iWARP and RoCE are both Ethernet but never pair (issue 17's mixed
+     * job: rxe0 + siw0 against a peer with the two in another order, or
+     * with only one of them) */
+    {
+        struct openib_port_key roce_iw[2] = { { ETH, 0, 0 }, { ETH, 0, 1 } };
+        struct openib_port_key iw_roce[2] = { { ETH, 0, 1 }, { ETH, 0, 0 } };
+        struct openib_port_key iw1[1] = { { ETH, 0, 1 } };
+
+        CHECK(2 == both_ways(roce_iw, 2, iw_roce, 2, p));
+        CHECK(p[0] == 1 && p[1] == 0);
+        CHECK(0 == both_ways(iw1, 1, eth1, 1, p));
+        CHECK(p[0] == -1);
+        CHECK(1 == both_ways(roce_iw, 2, iw1, 1, p));
+        CHECK(p[0] == -1 && p[1] == 0);
+    }
     /* random tables: the two views always agree (checked in both_ways) */
     srand(7);
     for (r = 0; r < 2000; ++r) {
         struct openib_port_key a[6], b[6];
         int na = 1 + rand() % 6, nb = 1 + rand() % 6;
         for (i = 0; i < na; ++i) {
-            a[i] = (struct openib_port_key) { rand() % 2 ? IB : ETH, 0xfe80 + rand() % 3 };
+            a[i] = (struct openib_port_key) { rand() % 2 ? IB : ETH, 0xfe80 + rand() % 3,
+                                              (uint8_t) (rand() % 2) };
         }
         for (i = 0; i < nb; ++i) {
-            b[i] = (struct openib_port_key) { rand() % 2 ? IB : ETH, 0xfe80 + rand() % 3 };
+            b[i] = (struct openib_port_key) { rand() % 2 ? IB : ETH, 0xfe80 + rand() % 3,
+                                              (uint8_t) (rand() % 2) };
         }
         (void) both_ways(a, na, b, nb, p);
     }

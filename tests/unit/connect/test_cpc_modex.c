@@ -57,6 +57,7 @@ static void sample_ports(struct openib_modex_port *p)
         p[i].lid = (uint16_t) (0x1234 + i);
         p[i].mtu = 4096;
         p[i].link_layer = (uint8_t) (1 + i % 2);
+        p[i].transport = (uint8_t) (i % 2); /* round-trips like the rest */
         p[i].port_num = (uint8_t) (1 + i);
         snprintf(p[i].dev_name, sizeof(p[i].dev_name), i ? "mlx5_%d" : "rxe0", i);
         /* port 0: three CPCs with blobs; port 1: none; port 2: max blob */
@@ -80,7 +81,8 @@ static bool port_equal(const struct openib_modex_port *a, const struct openib_mo
     int i;
 
     if (memcmp(a->gid, b->gid, 16) || a->subnet_prefix != b->subnet_prefix || a->lid != b->lid ||
-        a->mtu != b->mtu || a->link_layer != b->link_layer || a->port_num != b->port_num ||
+        a->mtu != b->mtu || a->link_layer != b->link_layer || a->transport != b->transport ||
+        a->port_num != b->port_num ||
         strcmp(a->dev_name, b->dev_name) || a->num_cpcs != b->num_cpcs) {
         return false;
     }
@@ -134,7 +136,7 @@ static void test_round_trip(void)
      * port record starts at 12: u16 len, gid[16], u64 prefix, u16 lid. */
     CHECK_EQ(blob_buf[0], 'o');
     CHECK_EQ(blob_buf[1], 'i');
-    CHECK_EQ(blob_buf[2], 1);
+    CHECK_EQ(blob_buf[2], 2); /* version 2: with the transport byte */
     CHECK_EQ(blob_buf[3], NPORTS);
     CHECK_EQ(((size_t) blob_buf[4] << 24 | blob_buf[5] << 16 | blob_buf[6] << 8 | blob_buf[7]),
              len);
@@ -190,7 +192,7 @@ static int length_offsets(size_t *off, const struct openib_modex_port *in)
         size_t name_len = strlen(in[p].dev_name);
 
         off[n++] = pos; off[n++] = pos + 1; /* port_len */
-        pos += 2 + 16 + 8 + 2 + 4 + 1 + 1;
+        pos += 2 + 16 + 8 + 2 + 4 + 1 + 1 + 1; /* ... link_layer, transport, port_num */
         off[n++] = pos; /* name_len */
         pos += 1 + name_len;
         off[n++] = pos; /* num_cpcs */
@@ -288,7 +290,7 @@ static void test_values_and_limits(void)
 
     /* priority byte of port 0's first CPC forced to 101 behind a good CRC */
     {
-        size_t pri = 12 + 2 + 16 + 8 + 2 + 4 + 1 + 1 + 1 + strlen(in[0].dev_name) + 1 + 1;
+        size_t pri = 12 + 2 + 16 + 8 + 2 + 4 + 1 + 1 + 1 + 1 + strlen(in[0].dev_name) + 1 + 1;
 
         memcpy(tmp, blob_buf, len);
         CHECK_EQ(tmp[pri], 60);
@@ -344,6 +346,17 @@ static void test_fill_and_peer_port(void)
     CHECK_EQ(peer.mtu, 1024);
     CHECK_EQ(peer.link_layer, 2);
     CHECK(peer.subnet_prefix == 0xfe80000000000000ull);
+    CHECK_EQ(out.transport, OPENIB_MODEX_TRANSPORT_IB);
+    CHECK_EQ(peer.caps & OPENIB_PORT_CAP_IWARP, 0);
+    /* an iWARP port says so, and the peer's view of it keeps the cap */
+    port.dev_name = "siw0";
+    port.caps |= OPENIB_PORT_CAP_IWARP;
+    CHECK_EQ(openib_connect_modex_fill_port(&mp, &port, mods, 1), OPAL_SUCCESS);
+    CHECK_EQ(openib_connect_modex_encode(&mp, 1, blob_buf, sizeof(blob_buf), &len), OPAL_SUCCESS);
+    CHECK_EQ(openib_connect_modex_decode(blob_buf, len, &out, 1, &n), OPAL_SUCCESS);
+    CHECK_EQ(out.transport, OPENIB_MODEX_TRANSPORT_IWARP);
+    CHECK_EQ(openib_connect_modex_peer_port(&out, &peer), OPAL_SUCCESS);
+    CHECK_EQ(peer.caps & OPENIB_PORT_CAP_IWARP, OPENIB_PORT_CAP_IWARP);
     CHECK_EQ(openib_connect_modex_fill_port(&mp, &port, mods, OPENIB_MODEX_MAX_CPCS + 1),
              OPAL_ERR_BAD_PARAM);
 }

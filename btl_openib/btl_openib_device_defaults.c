@@ -1,0 +1,50 @@
+/*
+ * btl_openib_device_defaults.c - the device table (see the header).
+ */
+#include <stddef.h>
+
+#include <infiniband/verbs.h>
+
+#include "btl_openib/btl_openib_device_defaults.h"
+
+/* Vendor ids as the drivers report them. */
+#define VENDOR_SIW 0x626d74 /* "bmt": the Linux Soft-iWARP driver */
+
+static const struct openib_device_defaults table[] = {
+    {
+        .kind = "Soft-iWARP (siw)",
+        .vendor_id = VENDOR_SIW,
+        .vendor_part_id = OPENIB_DEVICE_ANY,
+        .transport = IBV_TRANSPORT_IWARP,
+        /* The siw kernel driver hands out mmap keys from 0 up; its
+         * user-space library (rdma-core, providers/siw) reads the key
+         * 0x90000 (SIW_INVAL_UOBJ_KEY, page 144) as "no queue" and fails
+         * the QP, CQ or SRQ whose queue was given it: ibv_create_qp fails
+         * (with a stale errno) once about 144 pages of queues exist in the
+         * process, which 4 ranks with the default queues reach. The CQ is
+         * the first queue the BTL creates on a device; at 32768 entries
+         * (32 B each: 257 pages) it holds that key for its lifetime, so no
+         * later queue can get it. */
+        .why = "the CQ holds siw's mmap key 0x90000, which its user-space library "
+               "takes for an invalid one",
+        .cq_size = 32768,
+    },
+};
+
+const struct openib_device_defaults *openib_device_defaults_find(uint32_t vendor_id,
+                                                                 uint32_t vendor_part_id,
+                                                                 int transport)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(table) / sizeof(table[0]); ++i) {
+        const struct openib_device_defaults *d = &table[i];
+
+        if ((OPENIB_DEVICE_ANY == d->vendor_id || d->vendor_id == vendor_id) &&
+            (OPENIB_DEVICE_ANY == d->vendor_part_id || d->vendor_part_id == vendor_part_id) &&
+            (d->transport < 0 || d->transport == transport)) {
+            return d;
+        }
+    }
+    return NULL;
+}

@@ -1,0 +1,73 @@
+#!/bin/bash
+# openib over Soft-iWARP (siw0 only, so rdma_cm makes every connection):
+#  - 4 ranks: the crossing-connect storm (everyone sends to everyone first
+#    thing), an all-to-all with a non-contiguous datatype, 10,000 messages
+#    in flight and probe/cancel, every byte checked by the program; 12
+#    connections, all with rdma_cm, and rxe0 sent nothing. 4 ranks with
+#    the default queues need the device table's CQ size on siw (its note
+#    in btl_openib_device_defaults.c): asserted at verbose 10;
+#  - one-sided on a device without atomics: the BTL advertises none
+#    (siw: ATOMIC_NONE), so osc rdma declines it and osc pt2pt carries
+#    put/get/accumulate, MPI_Fetch_and_op and MPI_Compare_and_swap (exactly
+#    one winner), verified on 4 ranks.
+# devices: rxe,siw
+# timeout: 900
+. "$OPENIB_SRCDIR/tests/integration/lib.sh"
+. "$OPENIB_SRCDIR/tests/integration/openib_lib.sh"
+. "$OPENIB_SRCDIR/tests/integration/cpc_lib.sh"
+need_cmd mpirun
+use_our_component
+siw=$OPENIB_TEST_SIW_DEVICE
+rxe=$OPENIB_TEST_DEVICE
+need_device "$siw" rxe,siw
+SIW_ARGS=(--mca btl_openib_if_include "$siw")
+prog=$OPENIB_TEST_TMP/mpi_patterns
+build_mpi_program "$OPENIB_SRCDIR/tests/integration/mpi_patterns.c" "$prog"
+
+out=$OPENIB_TEST_TMP/siw-p2p.out
+rxe_tx0=$(dev_counter "$rxe" sent_pkts)
+timeout 700 mpirun --allow-run-as-root --oversubscribe -np 4 "${MPI_OPENIB_ARGS[@]}" "${SIW_ARGS[@]}" \
+	--mca btl_openib_verbose 10 "$prog" storm alltoall many probe >"$out" 2>&1
+rc=$?
+rxe_tx=$(($(dev_counter "$rxe" sent_pkts) - rxe_tx0))
+show "$out"
+[ "$rc" = 0 ] || fail "mpirun (4 ranks on $siw) exited with status $rc"
+for p in storm alltoall many probe; do
+	assert_grep "^PASS $p \\(4 ranks\\)" "$out" "$p on $siw"
+done
+assert_openib_carried "$out" 12 4 rdma_cm
+[ "$(openib_stats_sum "$out" receives)" -ge 40000 ] || fail "fewer receives than the 10,000-message test alone needs"
+n=$(count_lines "openib: $siw:1: Soft-iWARP \\(siw\\): btl_openib_cq_size 32768 from the device table" "$out")
+[ "$n" = 4 ] || fail "the device table's siw entry applied in $n processes (want 4)"
+[ "$rxe_tx" = 0 ] || fail "$rxe sent $rxe_tx packets: the traffic did not (only) go over $siw"
+ok "4 ranks on $siw: storm, all-to-all, 10,000 in flight, probe/cancel; 12 connections by rdma_cm"
+
+# One-sided without atomics. The BTL advertises none on siw (ATOMIC_NONE).
+# Open MPI 4.1.4's osc rdma needs BTL atomics, so it declines such a BTL;
+# osc pt2pt carries one-sided over ob1 and openib instead (chosen here by
+# name: by itself Open MPI picks osc sm on one node and osc ucx where UCX
+# is installed, neither of which uses a BTL). 4 ranks: put/get/accumulate,
+# MPI_Fetch_and_op and MPI_Compare_and_swap (exactly one winner) verified,
+# and no verbs atomic posted.
+out=$OPENIB_TEST_TMP/siw-osc.out
+timeout 600 mpirun --allow-run-as-root --oversubscribe -np 4 "${MPI_OPENIB_ARGS[@]}" "${SIW_ARGS[@]}" \
+	--mca osc pt2pt --mca btl_openib_verbose 10 "$prog" osc >"$out" 2>&1
+rc=$?
+show "$out"
+[ "$rc" = 0 ] || fail "mpirun (osc pt2pt, 4 ranks on $siw) exited with status $rc"
+assert_grep '^PASS osc \(4 ranks\)' "$out" "put/get/accumulate, fetch-and-op and compare-and-swap on $siw"
+atomics=$(openib_stats_sum "$out" atomics)
+[ "$atomics" = 0 ] || fail "$atomics verbs atomics posted on $siw, which has none"
+assert_openib_carried "$out" 12 4 rdma_cm
+ok "one-sided (osc pt2pt) on $siw (no atomics): fetch-and-op and compare-and-swap verified, 0 verbs atomics"
+
+# osc rdma alone cannot serve a BTL without atomics: the window creation
+# fails with Open MPI's error (no hang), proof that none were advertised.
+out=$OPENIB_TEST_TMP/siw-osc-rdma.out
+timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 "${MPI_OPENIB_ARGS[@]}" "${SIW_ARGS[@]}" \
+	--mca osc rdma "$prog" osc >"$out" 2>&1
+rc=$?
+show "$out"
+[ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "osc rdma alone on $siw: status $rc (want a failure, not success or a hang)"
+assert_grep 'MPI_ERR_WIN' "$out" "osc rdma declined the BTL without atomics"
+ok "osc rdma alone on $siw: window refused (MPI_ERR_WIN), as Open MPI 4.1.4 needs BTL atomics for it"
