@@ -115,7 +115,8 @@ mca_btl_openib_endpoint_t *openib_peer_endpoint(mca_btl_openib_module_t *m, opal
     pick = openib_peer_port(m, &proc->proc_name, ports, n);
     if (pick < 0) {
         snprintf(why, why_len, "none of rank %u's %d port(s) pairs with %s:%d (different link "
-                 "layer or InfiniBand subnet)", proc->proc_name.vpid, n, m->dev->name, m->port_num);
+                 "layer, transport or InfiniBand subnet)", proc->proc_name.vpid, n,
+                 m->dev->name, m->port_num);
         return NULL;
     }
     learn_hostname(proc);
