@@ -122,6 +122,8 @@ typedef struct mca_btl_openib_module {
     struct openib_cpc_module *cpcs[OPENIB_MAX_CPCS];
     int num_cpcs;
     uint32_t max_inline;
+    int eager_rdma_num;                  /* peers with a ring: the parameter, or the device
+                                            table's value (btl_openib_device_defaults.c) */
     int index;                           /* among our modules */
     bool frags_ready;
     bool finalized;

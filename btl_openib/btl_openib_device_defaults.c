@@ -28,23 +28,50 @@ static const struct openib_device_defaults table[] = {
         .why = "the CQ holds siw's mmap key 0x90000, which its user-space library "
                "takes for an invalid one",
         .cq_size = 32768,
+        .eager_rdma_num = -1,
+    },
+    {
+        .kind = "iWARP",
+        .vendor_id = OPENIB_DEVICE_ANY,
+        .vendor_part_id = OPENIB_DEVICE_ANY,
+        .transport = IBV_TRANSPORT_IWARP,
+        /* An eager-RDMA ring is polled on the footer of each slot, which
+         * is only safe where an RDMA write's last bytes land last. DDP
+         * (RFC 5041) lets an iWARP data sink place the segments of one
+         * write in any order; only a Send's arrival orders what came
+         * before it. So iWARP uses the receive queues, whose completions
+         * come after the data. */
+        .why = "iWARP (DDP) may place an RDMA write's bytes in any order, and an "
+               "eager-RDMA ring needs its footer to land last",
+        .cq_size = 0,
+        .eager_rdma_num = 0,
     },
 };
 
-const struct openib_device_defaults *openib_device_defaults_find(uint32_t vendor_id,
-                                                                 uint32_t vendor_part_id,
-                                                                 int transport)
+bool openib_device_defaults_find(uint32_t vendor_id, uint32_t vendor_part_id, int transport,
+                                 struct openib_device_choice *out)
 {
+    bool any = false;
     size_t i;
 
+    *out = (struct openib_device_choice) { .cq_size = 0, .eager_rdma_num = -1 };
     for (i = 0; i < sizeof(table) / sizeof(table[0]); ++i) {
         const struct openib_device_defaults *d = &table[i];
 
-        if ((OPENIB_DEVICE_ANY == d->vendor_id || d->vendor_id == vendor_id) &&
-            (OPENIB_DEVICE_ANY == d->vendor_part_id || d->vendor_part_id == vendor_part_id) &&
-            (d->transport < 0 || d->transport == transport)) {
-            return d;
+        if (!(OPENIB_DEVICE_ANY == d->vendor_id || d->vendor_id == vendor_id) ||
+            !(OPENIB_DEVICE_ANY == d->vendor_part_id || d->vendor_part_id == vendor_part_id) ||
+            !(d->transport < 0 || d->transport == transport)) {
+            continue;
+        }
+        any = true;
+        if (0 == out->cq_size && d->cq_size > 0) {
+            out->cq_size = d->cq_size;
+            out->cq_from = d;
+        }
+        if (out->eager_rdma_num < 0 && d->eager_rdma_num >= 0) {
+            out->eager_rdma_num = d->eager_rdma_num;
+            out->eager_from = d;
         }
     }
-    return NULL;
+    return any;
 }

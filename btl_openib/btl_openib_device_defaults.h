@@ -14,6 +14,7 @@
 #ifndef BTL_OPENIB_DEVICE_DEFAULTS_H
 #define BTL_OPENIB_DEVICE_DEFAULTS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define OPENIB_DEVICE_ANY UINT32_MAX
@@ -24,13 +25,22 @@ struct openib_device_defaults {
     uint32_t vendor_part_id; /* ibv_device_attr.vendor_part_id, or OPENIB_DEVICE_ANY */
     int transport;           /* IBV_TRANSPORT_*, or -1 for any */
     const char *why;         /* the reason for the values below, said at verbose 10 */
-    int cq_size;             /* the completion queue has at least this many entries; 0: as set */
+    /* The values; each is left to its parameter when "unset". */
+    int cq_size;             /* the completion queue has at least this many entries; 0: unset */
+    int eager_rdma_num;      /* btl_openib_eager_rdma_num for this device; -1: unset */
 };
 
-/* The first entry that matches (the table lists specific entries before
- * general ones), or NULL: the parameters' own defaults apply. */
-const struct openib_device_defaults *openib_device_defaults_find(uint32_t vendor_id,
-                                                                 uint32_t vendor_part_id,
-                                                                 int transport);
+/* What the table says about a device: every entry that matches counts,
+ * and the first one (the table lists specific entries before general ones)
+ * that sets a value decides it; *_from names that entry (for its kind and
+ * why). Returns false when no entry matches (*out is then all unset). */
+struct openib_device_choice {
+    int cq_size;                       /* 0: unset */
+    const struct openib_device_defaults *cq_from;
+    int eager_rdma_num;                /* -1: unset */
+    const struct openib_device_defaults *eager_from;
+};
+bool openib_device_defaults_find(uint32_t vendor_id, uint32_t vendor_part_id, int transport,
+                                 struct openib_device_choice *out);
 
 #endif

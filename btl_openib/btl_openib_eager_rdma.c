@@ -106,11 +106,11 @@ void openib_eager_rdma_offer(mca_btl_openib_endpoint_t *ep)
      * loopback and XRC endpoints do not have. */
     e->offered = true;
     if (ep->is_self || ep->xrc || 0 == ep->peer_mailbox_rkey ||
-        m->num_eager >= openib_params.eager_rdma_num) {
+        m->num_eager >= m->eager_rdma_num) {
         return;
     }
     if (NULL == m->eager_eps) {
-        m->eager_eps = calloc((size_t) openib_params.eager_rdma_num, sizeof(*m->eager_eps));
+        m->eager_eps = calloc((size_t) m->eager_rdma_num, sizeof(*m->eager_eps));
         if (NULL == m->eager_eps) {
             return;
         }

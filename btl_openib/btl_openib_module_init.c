@@ -165,22 +165,32 @@ static int reserve_srq_completions(mca_btl_openib_module_t *m)
     return openib_cq_reserve(m, need);
 }
 
-/* The device table's CQ size (btl_openib_device_defaults.c) where it asks
- * for more than the parameter's default and the user set none. */
-static int device_cq_size(const mca_btl_openib_module_t *m, int cqe)
+/* What the device table (btl_openib_device_defaults.c) says for this
+ * port's device, where the user did not set the parameter: the CQ size
+ * (raised, never lowered) and how many peers get an eager-RDMA ring. */
+static int apply_device_table(mca_btl_openib_module_t *m, int cqe)
 {
     const struct ibv_device_attr *da = &m->dev->attr;
-    const struct openib_device_defaults *d =
-        openib_device_defaults_find(da->vendor_id, da->vendor_part_id,
-                                    (int) m->dev->ctx->device->transport_type);
+    struct openib_device_choice c;
 
-    if (NULL == d || d->cq_size <= cqe || openib_params_user_set("cq_size")) {
+    m->eager_rdma_num = openib_params.eager_rdma_num;
+    if (!openib_device_defaults_find(da->vendor_id, da->vendor_part_id,
+                                     (int) m->dev->ctx->device->transport_type, &c)) {
         return cqe;
     }
-    cqe = d->cq_size > da->max_cqe ? da->max_cqe : d->cq_size;
-    OPENIB_VERBOSE(10, "%s:%d: %s: btl_openib_cq_size %d from the device table (%s); "
-                   "setting btl_openib_cq_size overrides it", m->dev->name, m->port_num,
-                   d->kind, cqe, d->why);
+    if (c.cq_size > cqe && !openib_params_user_set("cq_size")) {
+        cqe = c.cq_size > da->max_cqe ? da->max_cqe : c.cq_size;
+        OPENIB_VERBOSE(10, "%s:%d: %s: btl_openib_cq_size %d from the device table (%s); "
+                       "setting btl_openib_cq_size overrides it", m->dev->name, m->port_num,
+                       c.cq_from->kind, cqe, c.cq_from->why);
+    }
+    if (c.eager_rdma_num >= 0 && c.eager_rdma_num != m->eager_rdma_num &&
+        !openib_params_user_set("eager_rdma_num")) {
+        m->eager_rdma_num = c.eager_rdma_num;
+        OPENIB_VERBOSE(10, "%s:%d: %s: btl_openib_eager_rdma_num %d from the device table (%s); "
+                       "setting btl_openib_eager_rdma_num overrides it", m->dev->name,
+                       m->port_num, c.eager_from->kind, m->eager_rdma_num, c.eager_from->why);
+    }
     return cqe;
 }
 
@@ -197,7 +207,7 @@ int openib_module_init(mca_btl_openib_module_t *m)
     OBJ_CONSTRUCT(&m->stalled, opal_list_t);
 
     /* openib_limits_check_port() fitted cq_size to the device */
-    cqe = device_cq_size(m, cqe);
+    cqe = apply_device_table(m, cqe);
     m->cq = ibv_create_cq(m->dev->ctx, cqe, NULL, NULL, 0);
     if (NULL == m->cq) {
         OPENIB_VERBOSE(1, "%s:%d: ibv_create_cq(%d) failed: %s", m->dev->name, m->port_num, cqe,

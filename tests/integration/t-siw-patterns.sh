@@ -5,7 +5,8 @@
 #    in flight and probe/cancel, every byte checked by the program; 12
 #    connections, all with rdma_cm, and rxe0 sent nothing. 4 ranks with
 #    the default queues need the device table's CQ size on siw (its note
-#    in btl_openib_device_defaults.c): asserted at verbose 10;
+#    in btl_openib_device_defaults.c), and iWARP gets no eager-RDMA rings
+#    from it: both asserted at verbose 10; a user's eager_rdma_num wins;
 #  - one-sided on a device without atomics: the BTL advertises none
 #    (siw: ATOMIC_NONE), so osc rdma declines it and osc pt2pt carries
 #    put/get/accumulate, MPI_Fetch_and_op and MPI_Compare_and_swap (exactly
@@ -39,8 +40,28 @@ assert_openib_carried "$out" 12 4 rdma_cm
 [ "$(openib_stats_sum "$out" receives)" -ge 40000 ] || fail "fewer receives than the 10,000-message test alone needs"
 n=$(count_lines "openib: $siw:1: Soft-iWARP \\(siw\\): btl_openib_cq_size 32768 from the device table" "$out")
 [ "$n" = 4 ] || fail "the device table's siw entry applied in $n processes (want 4)"
+n=$(count_lines "openib: $siw:1: iWARP: btl_openib_eager_rdma_num 0 from the device table \\(iWARP \\(DDP\\) may place" "$out")
+[ "$n" = 4 ] || fail "the device table's iWARP entry (no eager-RDMA rings) applied in $n processes (want 4)"
+[ "$(openib_stats_sum "$out" eager_rdma_rings)" = 0 ] || fail "eager-RDMA rings made on iWARP"
 [ "$rxe_tx" = 0 ] || fail "$rxe sent $rxe_tx packets: the traffic did not (only) go over $siw"
-ok "4 ranks on $siw: storm, all-to-all, 10,000 in flight, probe/cancel; 12 connections by rdma_cm"
+ok "4 ranks on $siw: storm, all-to-all, 10,000 in flight, probe/cancel; 12 connections by rdma_cm, no rings"
+
+# The user's setting beats the table: rings for every peer from the first
+# message (siw itself places a write's bytes in order), data verified.
+out=$OPENIB_TEST_TMP/siw-rings.out
+timeout 700 mpirun --allow-run-as-root --oversubscribe -np 4 "${MPI_OPENIB_ARGS[@]}" "${SIW_ARGS[@]}" \
+	--mca btl_openib_eager_rdma_num 16 --mca btl_openib_eager_rdma_threshold 1 \
+	--mca btl_openib_verbose 10 "$prog" storm alltoall many >"$out" 2>&1
+rc=$?
+show "$out"
+[ "$rc" = 0 ] || fail "mpirun (4 ranks on $siw, eager_rdma_num 16) exited with status $rc"
+for p in storm alltoall many; do
+	assert_grep "^PASS $p \\(4 ranks\\)" "$out" "$p on $siw with rings"
+done
+grep -q "btl_openib_eager_rdma_num 0 from the device table" "$out" && fail "the table overrode the user's eager_rdma_num"
+rings=$(openib_stats_sum "$out" eager_rdma_rings)
+[ "$rings" = 12 ] || fail "$rings eager-RDMA rings among 4 ranks with eager_rdma_num 16 (want 12)"
+ok "btl_openib_eager_rdma_num set by the user wins over the table: 12 rings on $siw, data verified"
 
 # One-sided without atomics. The BTL advertises none on siw (ATOMIC_NONE).
 # Open MPI 4.1.4's osc rdma needs BTL atomics, so it declines such a BTL;

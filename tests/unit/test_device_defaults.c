@@ -1,6 +1,7 @@
-/* The device table: siw (by vendor id and transport) gets its entry with a
- * CQ big enough to hold page 144 of its mmap keys; a device that only
- * shares one of the keys, and InfiniBand/RoCE devices, get none. */
+/* The device table: siw (by vendor id and transport) gets a CQ big enough
+ * to hold page 144 of its mmap keys and, like every iWARP device, no
+ * eager-RDMA rings; an entry's values merge with the general iWARP entry's;
+ * InfiniBand/RoCE devices (rxe, a ConnectX) keep the parameters' defaults. */
 #include <stddef.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 #define SIW_VENDOR 0x626d74
 #define RXE_VENDOR 0xffffff
 #define MLX_VENDOR 0x02c9
+#define CHELSIO_VENDOR 0x1425
 /* siw's CQ entry (struct siw_cqe) and its mmap key that the library
  * reads as invalid (SIW_INVAL_UOBJ_KEY, rdma/siw-abi.h) */
 #define SIW_CQE_BYTES 32
@@ -19,22 +21,31 @@
 
 int main(void)
 {
-    const struct openib_device_defaults *d;
+    struct openib_device_choice c;
 
-    d = openib_device_defaults_find(SIW_VENDOR, 0, IBV_TRANSPORT_IWARP);
-    CHECK(NULL != d);
-    if (NULL != d) {
-        CHECK(NULL != strstr(d->kind, "siw"));
-        CHECK(NULL != d->why && '\0' != d->why[0]);
-        /* the CQ, created first at page 0, must reach past page 144 */
-        CHECK((size_t) d->cq_size * SIW_CQE_BYTES / 4096 > SIW_BAD_KEY_PAGE);
-    }
-    /* the vendor alone or the transport alone is not siw */
-    CHECK(NULL == openib_device_defaults_find(SIW_VENDOR, 0, IBV_TRANSPORT_IB));
-    CHECK(NULL == openib_device_defaults_find(0x1425, 0, IBV_TRANSPORT_IWARP) ||
-          openib_device_defaults_find(0x1425, 0, IBV_TRANSPORT_IWARP)->cq_size == 0);
+    CHECK(openib_device_defaults_find(SIW_VENDOR, 0, IBV_TRANSPORT_IWARP, &c));
+    /* the CQ, created first at page 0, must reach past page 144 */
+    CHECK((size_t) c.cq_size * SIW_CQE_BYTES / 4096 > SIW_BAD_KEY_PAGE);
+    CHECK(NULL != c.cq_from && NULL != strstr(c.cq_from->kind, "siw"));
+    CHECK(NULL != c.cq_from && NULL != strstr(c.cq_from->why, "0x90000"));
+    /* from the general iWARP entry */
+    CHECK(c.eager_rdma_num == 0);
+    CHECK(NULL != c.eager_from && 0 == strcmp(c.eager_from->kind, "iWARP"));
+    CHECK(NULL != c.eager_from && NULL != strstr(c.eager_from->why, "footer"));
+
+    /* another iWARP device: no eager RDMA, the CQ as set */
+    CHECK(openib_device_defaults_find(CHELSIO_VENDOR, 0x6408, IBV_TRANSPORT_IWARP, &c));
+    CHECK(c.cq_size == 0);
+    CHECK(NULL == c.cq_from);
+    CHECK(c.eager_rdma_num == 0);
+
+    /* siw's vendor id on another transport is not siw */
+    CHECK(!openib_device_defaults_find(SIW_VENDOR, 0, IBV_TRANSPORT_IB, &c));
+    CHECK(c.cq_size == 0);
+    CHECK(c.eager_rdma_num == -1);
     /* Soft-RoCE and a ConnectX keep the parameters' own defaults */
-    CHECK(NULL == openib_device_defaults_find(RXE_VENDOR, 0, IBV_TRANSPORT_IB));
-    CHECK(NULL == openib_device_defaults_find(MLX_VENDOR, 4123, IBV_TRANSPORT_IB));
+    CHECK(!openib_device_defaults_find(RXE_VENDOR, 0, IBV_TRANSPORT_IB, &c));
+    CHECK(!openib_device_defaults_find(MLX_VENDOR, 4123, IBV_TRANSPORT_IB, &c));
+    CHECK(c.eager_rdma_num == -1);
     return unit_finish("test_device_defaults");
 }
