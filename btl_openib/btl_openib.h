@@ -29,6 +29,9 @@
 #include "btl_openib/btl_openib_lazy.h"
 
 #define OPENIB_MAX_CPCS 4
+/* Scatter/gather entries a send work request uses at most: our header,
+ * the PML's, the payload (btl_openib_limits.c skips a device with fewer). */
+#define OPENIB_SEND_MAX_SGE 3
 
 struct openib_pack_cache;
 
@@ -42,6 +45,7 @@ struct openib_device {
     char name[64];
     int refcount;
     bool xrc;
+    bool read_sink_remote_write;         /* device table: registrations remotely writable */
     struct ibv_xrcd *xrcd;               /* XRC: the node-wide domain (btl_openib_xrc.c) */
     int xrcd_fd;                         /* XRC: its file, open while the domain is */
     int reg_errno;                       /* the last ibv_reg_mr failure, for the user */

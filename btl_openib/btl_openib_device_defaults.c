@@ -29,6 +29,7 @@ static const struct openib_device_defaults table[] = {
                "takes for an invalid one",
         .cq_size = 32768,
         .eager_rdma_num = -1,
+        .read_sink_remote_write = -1,
     },
     {
         .kind = "iWARP",
@@ -45,6 +46,11 @@ static const struct openib_device_defaults table[] = {
                "eager-RDMA ring needs its footer to land last",
         .cq_size = 0,
         .eager_rdma_num = 0,
+        /* An RDMA read's response is placed like a tagged write into the
+         * reader's buffer (RDMAP, RFC 5040), so iWARP devices demand remote
+         * write access on the sink: without it an RDMA get fails with an
+         * access error. */
+        .read_sink_remote_write = 1,
     },
 };
 
@@ -54,7 +60,9 @@ bool openib_device_defaults_find(uint32_t vendor_id, uint32_t vendor_part_id, in
     bool any = false;
     size_t i;
 
-    *out = (struct openib_device_choice) { .cq_size = 0, .eager_rdma_num = -1 };
+    *out = (struct openib_device_choice) {
+        .cq_size = 0, .eager_rdma_num = -1, .read_sink_remote_write = -1,
+    };
     for (i = 0; i < sizeof(table) / sizeof(table[0]); ++i) {
         const struct openib_device_defaults *d = &table[i];
 
@@ -71,6 +79,9 @@ bool openib_device_defaults_find(uint32_t vendor_id, uint32_t vendor_part_id, in
         if (out->eager_rdma_num < 0 && d->eager_rdma_num >= 0) {
             out->eager_rdma_num = d->eager_rdma_num;
             out->eager_from = d;
+        }
+        if (out->read_sink_remote_write < 0) {
+            out->read_sink_remote_write = d->read_sink_remote_write;
         }
     }
     return any;

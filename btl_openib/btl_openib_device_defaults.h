@@ -24,10 +24,13 @@ struct openib_device_defaults {
     uint32_t vendor_id;      /* ibv_device_attr.vendor_id, or OPENIB_DEVICE_ANY */
     uint32_t vendor_part_id; /* ibv_device_attr.vendor_part_id, or OPENIB_DEVICE_ANY */
     int transport;           /* IBV_TRANSPORT_*, or -1 for any */
-    const char *why;         /* the reason for the values below, said at verbose 10 */
+    const char *why;         /* the reason for its cq_size or eager_rdma_num, said at
+                                verbose 10 with the value */
     /* The values; each is left to its parameter when "unset". */
     int cq_size;             /* the completion queue has at least this many entries; 0: unset */
     int eager_rdma_num;      /* btl_openib_eager_rdma_num for this device; -1: unset */
+    int read_sink_remote_write; /* 1: every registration is remotely writable, as the
+                                   sink of an RDMA read must be; -1: unset (no) */
 };
 
 /* What the table says about a device: every entry that matches counts,
@@ -39,6 +42,7 @@ struct openib_device_choice {
     const struct openib_device_defaults *cq_from;
     int eager_rdma_num;                /* -1: unset */
     const struct openib_device_defaults *eager_from;
+    int read_sink_remote_write;        /* -1: unset */
 };
 bool openib_device_defaults_find(uint32_t vendor_id, uint32_t vendor_part_id, int transport,
                                  struct openib_device_choice *out);

@@ -127,7 +127,7 @@ static int create_qps(mca_btl_openib_endpoint_t *ep)
             .cap = {
                 .max_send_wr = openib_params.max_send_wr,
                 .max_recv_wr = rq->q[q].type == OPENIB_RQ_PP ? rq->q[q].count : 0,
-                .max_send_sge = 3, /* our header, the PML's, the payload */
+                .max_send_sge = OPENIB_SEND_MAX_SGE,
                 .max_recv_sge = 1,
                 .max_inline_data = m->max_inline,
             },

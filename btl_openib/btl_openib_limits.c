@@ -134,6 +134,17 @@ int openib_limits_check_port(mca_btl_openib_module_t *m)
     const struct ibv_device_attr *da = &m->dev->attr;
     int rc;
 
+    /* A send carries up to 3 pieces in one work request (our header, the
+     * PML's header, the payload; an eager-RDMA write: the PML's header,
+     * the payload, the footer) and an RDMA read or write one. A device
+     * that takes fewer scatter/gather entries is skipped, not overrun. */
+    if (da->max_sge < OPENIB_SEND_MAX_SGE) {
+        OPENIB_VERBOSE(1, "%s:%d: skipped: a work request takes at most %d scatter/gather "
+                       "entries on this device (max_sge), and openib's sends need %d",
+                       m->dev->name, m->port_num, da->max_sge, OPENIB_SEND_MAX_SGE);
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+
     rc = check_gid_index(m);
     if (OPAL_SUCCESS != rc) {
         return rc;

@@ -21,10 +21,13 @@ struct openib_reg_full {
     mca_btl_base_registration_handle_t handle;
 };
 
-static int access_to_verbs(int32_t access)
+static int access_to_verbs(const struct openib_device *dev, int32_t access)
 {
     int f = IBV_ACCESS_LOCAL_WRITE;
 
+    if (dev->read_sink_remote_write) {
+        f |= IBV_ACCESS_REMOTE_WRITE; /* any buffer may be an RDMA read's sink */
+    }
     if (access & MCA_RCACHE_ACCESS_REMOTE_READ) {
         f |= IBV_ACCESS_REMOTE_READ;
     }
@@ -42,7 +45,7 @@ static int reg_mem(void *reg_data, void *base, size_t size, mca_rcache_base_regi
     struct openib_device *dev = reg_data;
     struct openib_reg_full *reg = (struct openib_reg_full *) r;
 
-    reg->reg.mr = ibv_reg_mr(dev->pd, base, size, access_to_verbs(r->access_flags));
+    reg->reg.mr = ibv_reg_mr(dev->pd, base, size, access_to_verbs(dev, r->access_flags));
     if (NULL == reg->reg.mr) {
         dev->reg_errno = errno;
         dev->reg_failed_bytes = size;

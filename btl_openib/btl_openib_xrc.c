@@ -192,7 +192,7 @@ static int send_qp_create(void *btl, int sharers, void **qp_out, uint32_t *qpn, 
         .recv_cq = m->cq,
         .comp_mask = IBV_QP_INIT_ATTR_PD,
         .pd = m->dev->pd,
-        .cap = { .max_send_sge = 3, .max_inline_data = m->max_inline },
+        .cap = { .max_send_sge = OPENIB_SEND_MAX_SGE, .max_inline_data = m->max_inline },
     };
     struct ibv_qp *qp;
     int rc;

@@ -1,6 +1,6 @@
 /* The device table: siw (by vendor id and transport) gets a CQ big enough
  * to hold page 144 of its mmap keys and, like every iWARP device, no
- * eager-RDMA rings; an entry's values merge with the general iWARP entry's;
+ * eager-RDMA rings and remotely writable registrations (RDMA read sinks); an entry's values merge with the general iWARP entry's;
  * InfiniBand/RoCE devices (rxe, a ConnectX) keep the parameters' defaults. */
 #include <stddef.h>
 #include <string.h>
@@ -32,12 +32,14 @@ int main(void)
     CHECK(c.eager_rdma_num == 0);
     CHECK(NULL != c.eager_from && 0 == strcmp(c.eager_from->kind, "iWARP"));
     CHECK(NULL != c.eager_from && NULL != strstr(c.eager_from->why, "footer"));
+    CHECK(c.read_sink_remote_write == 1); /* RDMAP: a read's sink is written remotely */
 
     /* another iWARP device: no eager RDMA, the CQ as set */
     CHECK(openib_device_defaults_find(CHELSIO_VENDOR, 0x6408, IBV_TRANSPORT_IWARP, &c));
     CHECK(c.cq_size == 0);
     CHECK(NULL == c.cq_from);
     CHECK(c.eager_rdma_num == 0);
+    CHECK(c.read_sink_remote_write == 1);
 
     /* siw's vendor id on another transport is not siw */
     CHECK(!openib_device_defaults_find(SIW_VENDOR, 0, IBV_TRANSPORT_IB, &c));
@@ -47,5 +49,6 @@ int main(void)
     CHECK(!openib_device_defaults_find(RXE_VENDOR, 0, IBV_TRANSPORT_IB, &c));
     CHECK(!openib_device_defaults_find(MLX_VENDOR, 4123, IBV_TRANSPORT_IB, &c));
     CHECK(c.eager_rdma_num == -1);
+    CHECK(c.read_sink_remote_write == -1);
     return unit_finish("test_device_defaults");
 }
