@@ -159,9 +159,10 @@ static int openib_close(void)
     return OPAL_SUCCESS;
 }
 
-/* Every numeric parameter against its range, the receive queues, and the
- * relations between them (mca/btl_openib_param_check.c). */
-static int check_params(void)
+/* The receive queues `spec` and every numeric parameter against its range
+ * and the queues (mca/btl_openib_param_check.c); on success they are the
+ * queues every module uses. */
+static int use_receive_queues(const char *spec)
 {
     mca_btl_openib_module_t *t = (mca_btl_openib_module_t *) &openib_module_template;
     struct openib_param_effective eff;
@@ -169,36 +170,11 @@ static int check_params(void)
     char bad[128], why[240];
     int rc;
 
-    openib_old_params_apply(opal_process_info.nodename); /* before the checks: it may translate */
-    if (openib_params.if_include && *openib_params.if_include && openib_params.if_exclude &&
-        *openib_params.if_exclude) {
-        openib_show_help("include-and-exclude", true, opal_process_info.nodename,
-                         openib_params.if_include, openib_params.if_exclude);
-        return OPAL_ERR_BAD_PARAM;
-    }
-    /* Open MPI stores an empty string as NULL */
-    if (NULL == openib_params.receive_queues || '\0' == openib_params.receive_queues[0]) {
-        openib_show_help("receive-queues-empty", true, opal_process_info.nodename,
-                         OPENIB_DEFAULT_RECEIVE_QUEUES);
-        return OPAL_ERR_BAD_PARAM;
-    }
-    rc = openib_rq_spec_parse(openib_params.receive_queues, &mca_btl_openib_component.rq, bad,
-                              sizeof(bad), why, sizeof(why));
+    rc = openib_rq_spec_parse(spec, &mca_btl_openib_component.rq, bad, sizeof(bad), why,
+                              sizeof(why));
     if (OPAL_SUCCESS != rc) {
-        openib_show_help("bad-receive-queues", true, opal_process_info.nodename,
-                         openib_params.receive_queues, bad, why);
+        openib_show_help("bad-receive-queues", true, opal_process_info.nodename, spec, bad, why);
         return rc;
-    }
-    if (mca_btl_openib_component.rq.ignored && openib_params_user_set("receive_queues")) {
-        uint32_t ig = mca_btl_openib_component.rq.ignored;
-        char list[400];
-
-        snprintf(list, sizeof(list), "%s%s%s",
-                 ig & OPENIB_RQ_IGNORED_P_LOW ? "P <low>: receive buffers are reposted as soon as they are consumed.\n  " : "",
-                 ig & OPENIB_RQ_IGNORED_P_RESERVE ? "P <reserve>: credits go back by RDMA write, using no receive buffer.\n  " : "",
-                 ig & OPENIB_RQ_IGNORED_MAX_PENDING ? "S/X <max_pending>: sends are not capped per queue; a shared queue grows on its limit event.\n  " : "");
-        openib_show_help("receive-queues-ignored-fields", true, opal_process_info.nodename,
-                         openib_params.receive_queues, list);
     }
     rc = openib_params_check(openib_params_get, NULL, &mca_btl_openib_component.rq, &err, &eff);
     if (OPAL_SUCCESS != rc) {
@@ -215,6 +191,54 @@ static int check_params(void)
         if (mca_btl_openib_component.rq.q[q].type == OPENIB_RQ_PP) {
             mca_btl_openib_component.pp_queue[mca_btl_openib_component.num_pp++] = q;
         }
+    }
+    return OPAL_SUCCESS;
+}
+
+int openib_component_queues_without_srq(const char *device)
+{
+    if (openib_params_user_set("receive_queues")) {
+        return OPAL_SUCCESS; /* theirs: create_srqs() says so if they need an SRQ */
+    }
+    OPENIB_VERBOSE(10, "%s has no shared receive queues: btl_openib_receive_queues %s (per-peer "
+                   "queues only) instead of the default %s", device,
+                   OPENIB_DEFAULT_RECEIVE_QUEUES_NO_SRQ, openib_params.receive_queues);
+    return use_receive_queues(OPENIB_DEFAULT_RECEIVE_QUEUES_NO_SRQ);
+}
+
+/* Every numeric parameter against its range, the receive queues, and the
+ * relations between them. */
+static int check_params(void)
+{
+    int rc;
+
+    openib_old_params_apply(opal_process_info.nodename); /* before the checks: it may translate */
+    if (openib_params.if_include && *openib_params.if_include && openib_params.if_exclude &&
+        *openib_params.if_exclude) {
+        openib_show_help("include-and-exclude", true, opal_process_info.nodename,
+                         openib_params.if_include, openib_params.if_exclude);
+        return OPAL_ERR_BAD_PARAM;
+    }
+    /* Open MPI stores an empty string as NULL */
+    if (NULL == openib_params.receive_queues || '\0' == openib_params.receive_queues[0]) {
+        openib_show_help("receive-queues-empty", true, opal_process_info.nodename,
+                         OPENIB_DEFAULT_RECEIVE_QUEUES);
+        return OPAL_ERR_BAD_PARAM;
+    }
+    rc = use_receive_queues(openib_params.receive_queues);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    if (mca_btl_openib_component.rq.ignored && openib_params_user_set("receive_queues")) {
+        uint32_t ig = mca_btl_openib_component.rq.ignored;
+        char list[400];
+
+        snprintf(list, sizeof(list), "%s%s%s",
+                 ig & OPENIB_RQ_IGNORED_P_LOW ? "P <low>: receive buffers are reposted as soon as they are consumed.\n  " : "",
+                 ig & OPENIB_RQ_IGNORED_P_RESERVE ? "P <reserve>: credits go back by RDMA write, using no receive buffer.\n  " : "",
+                 ig & OPENIB_RQ_IGNORED_MAX_PENDING ? "S/X <max_pending>: sends are not capped per queue; a shared queue grows on its limit event.\n  " : "");
+        openib_show_help("receive-queues-ignored-fields", true, opal_process_info.nodename,
+                         openib_params.receive_queues, list);
     }
     return OPAL_SUCCESS;
 }

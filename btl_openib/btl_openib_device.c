@@ -266,6 +266,24 @@ int openib_devices_open(void)
         }
         dev->refcount = 1;
         mca_btl_openib_component.devices[mca_btl_openib_component.num_devices++] = dev;
+    }
+    ibv_free_device_list(list);
+    /* Every module uses the same queues, and so must every peer: decided
+     * once, before the first module, from all the devices this process
+     * uses. */
+    for (i = 0; i < mca_btl_openib_component.num_devices; ++i) {
+        struct openib_device *dev = mca_btl_openib_component.devices[i];
+
+        if (0 == dev->attr.max_srq && openib_rq_spec_has_shared(&mca_btl_openib_component.rq)) {
+            if (OPAL_SUCCESS != openib_component_queues_without_srq(dev->name)) {
+                return OPAL_ERR_BAD_PARAM;
+            }
+            break;
+        }
+    }
+    for (i = 0; i < mca_btl_openib_component.num_devices; ++i) {
+        struct openib_device *dev = mca_btl_openib_component.devices[i];
+
         for (p = 1; p <= dev->attr.phys_port_cnt; ++p) {
             struct ibv_port_attr pa;
 
@@ -285,12 +303,10 @@ int openib_devices_open(void)
             if (OPAL_ERR_BAD_PARAM == add_module(dev, p, &pa) &&
                 mca_btl_openib_component.told_user) {
                 /* a setting beyond this port's limits: the user was told */
-                ibv_free_device_list(list);
                 return OPAL_ERR_BAD_PARAM;
             }
         }
     }
-    ibv_free_device_list(list);
     if (0 == mca_btl_openib_component.num_modules) {
         OPENIB_VERBOSE(1, "no usable active port on %d verbs device(s); openib disabled", ndev);
         openib_diag_no_usable_port(NULL);

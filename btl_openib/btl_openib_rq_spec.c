@@ -225,3 +225,15 @@ uint32_t openib_rq_spec_hash(const struct openib_rq_spec *s)
 #undef MIX
     return h;
 }
+
+bool openib_rq_spec_has_shared(const struct openib_rq_spec *rq)
+{
+    int q;
+
+    for (q = 0; q < rq->num; ++q) {
+        if (OPENIB_RQ_PP != rq->q[q].type) {
+            return true;
+        }
+    }
+    return false;
+}

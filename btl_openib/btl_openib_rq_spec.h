@@ -12,6 +12,7 @@
 #ifndef BTL_OPENIB_RQ_SPEC_H
 #define BTL_OPENIB_RQ_SPEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,6 +55,9 @@ struct openib_rq_spec {
  * and the reason into bad/why (both NUL-terminated, truncated to fit). */
 int openib_rq_spec_parse(const char *text, struct openib_rq_spec *out,
                          char *bad, size_t bad_len, char *why, size_t why_len);
+
+/* Whether any queue is shared (S or X: needs the device's SRQs). */
+bool openib_rq_spec_has_shared(const struct openib_rq_spec *rq);
 
 /* Index of the smallest queue whose buffers hold `bytes`, or -1. */
 int openib_rq_spec_pick(const struct openib_rq_spec *s, size_t bytes);

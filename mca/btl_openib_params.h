@@ -49,5 +49,10 @@ bool openib_params_user_set(const char *name);
 
 /* The default receive-queue specification (works on IB, RoCE, iWARP, rxe). */
 #define OPENIB_DEFAULT_RECEIVE_QUEUES "P,256,64,32,16:S,4096,256,64:S,65536,64,16"
+/* The default where a device in use has no shared receive queues: the same
+ * three sizes, per peer. Fewer large buffers than the shared default holds
+ * for all peers together (8 x 64 KiB, 32 x 4 KiB: about 670 KiB per peer),
+ * since here every peer pays for its own. */
+#define OPENIB_DEFAULT_RECEIVE_QUEUES_NO_SRQ "P,256,64,32,16:P,4096,32,16,8:P,65536,8,4,2"
 
 #endif

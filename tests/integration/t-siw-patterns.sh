@@ -7,6 +7,7 @@
 #    the default queues need the device table's CQ size on siw (its note
 #    in btl_openib_device_defaults.c), and iWARP gets no eager-RDMA rings
 #    from it: both asserted at verbose 10; a user's eager_rdma_num wins;
+#  - the per-peer queues a device without SRQs gets by default;
 #  - one-sided on a device without atomics: the BTL advertises none
 #    (siw: ATOMIC_NONE), so osc rdma declines it and osc pt2pt carries
 #    put/get/accumulate, MPI_Fetch_and_op and MPI_Compare_and_swap (exactly
@@ -62,6 +63,23 @@ grep -q "btl_openib_eager_rdma_num 0 from the device table" "$out" && fail "the 
 rings=$(openib_stats_sum "$out" eager_rdma_rings)
 [ "$rings" = 12 ] || fail "$rings eager-RDMA rings among 4 ranks with eager_rdma_num 16 (want 12)"
 ok "btl_openib_eager_rdma_num set by the user wins over the table: 12 rings on $siw, data verified"
+
+# The queues a device without SRQs gets by default (all per peer; siw has
+# SRQs, so they are asked for by name here, the same string as
+# OPENIB_DEFAULT_RECEIVE_QUEUES_NO_SRQ): 4 ranks, data verified.
+nosrq=$(sed -nE 's/^#define OPENIB_DEFAULT_RECEIVE_QUEUES_NO_SRQ "(.*)"$/\1/p' "$OPENIB_SRCDIR/mca/btl_openib_params.h")
+[ -n "$nosrq" ] || fail "OPENIB_DEFAULT_RECEIVE_QUEUES_NO_SRQ not found in mca/btl_openib_params.h"
+out=$OPENIB_TEST_TMP/siw-nosrq.out
+timeout 700 mpirun --allow-run-as-root --oversubscribe -np 4 "${MPI_OPENIB_ARGS[@]}" "${SIW_ARGS[@]}" \
+	--mca btl_openib_receive_queues "$nosrq" --mca btl_openib_verbose 10 "$prog" storm alltoall many >"$out" 2>&1
+rc=$?
+show "$out"
+[ "$rc" = 0 ] || fail "mpirun (4 ranks on $siw, receive_queues $nosrq) exited with status $rc"
+for p in storm alltoall many; do
+	assert_grep "^PASS $p \\(4 ranks\\)" "$out" "$p on $siw with per-peer queues only"
+done
+assert_openib_carried "$out" 12 4 rdma_cm
+ok "the no-SRQ default queues ($nosrq) on $siw: storm, all-to-all, 10,000 in flight verified"
 
 # One-sided without atomics. The BTL advertises none on siw (ATOMIC_NONE).
 # Open MPI 4.1.4's osc rdma needs BTL atomics, so it declines such a BTL;

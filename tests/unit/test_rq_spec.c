@@ -36,6 +36,15 @@ int main(void)
     CHECK(16 == s.q[0].window);
     CHECK(OPENIB_RQ_SRQ == s.q[1].type && 4096 == s.q[1].size);
     CHECK(OPENIB_RQ_SRQ == s.q[2].type && 65536 == s.q[2].size && 16 == s.q[2].low);
+    CHECK(openib_rq_spec_has_shared(&s));
+    /* the default for devices without SRQs: the same sizes, per peer only */
+    CHECK(OPAL_SUCCESS == parse(OPENIB_DEFAULT_RECEIVE_QUEUES_NO_SRQ, &t, bad, why));
+    CHECK(3 == t.num);
+    CHECK(!openib_rq_spec_has_shared(&t));
+    for (int q = 0; q < 3; ++q) {
+        CHECK(OPENIB_RQ_PP == t.q[q].type && s.q[q].size == t.q[q].size);
+        CHECK(t.q[q].window > 0 && t.q[q].window < t.q[q].count);
+    }
 
     /* the old openib five-field P form and a short S form */
     CHECK(OPAL_SUCCESS == parse("P,128,256,192,128:S,65536,256", &s, bad, why));
