@@ -1,7 +1,9 @@
 #!/bin/bash
-# measure.sh single|cross RESDIR: the measuring part of run-bench.sh, run
-# inside the Soft-RoCE guest (single: both processes in one guest) or on
-# node1 of the two-node bed (cross: servers and rank 1 on node2).  Runs
+# measure.sh single|cross|iwarp RESDIR: the measuring part of run-bench.sh,
+# run inside the Soft-RoCE guest (single: both processes in one guest), on
+# node1 of the two-node bed (cross: servers and rank 1 on node2), or in a
+# guest with a Soft-iWARP device on its own NIC (iwarp: one guest, siw0;
+# perftest with -R, openib with rdma_cm, UCX and TCP over the same NIC).  Runs
 # OPENIB_BENCH_ROUNDS rounds; each round runs every configuration once, back
 # to back: raw verbs (perftest), then openib with each CPC, UCX and TCP
 # (openib_bench under mpirun).  Writes into RESDIR, per configuration and
@@ -11,7 +13,10 @@
 #                                     format (bench/perftest-csv.awk)
 #   mpi_CONFIG.rR.csv/.err/.status    openib_bench --csv output
 #   mpi_CONFIG.rR.pkts                packets this node's rxe device sent and
-#                                     received during the run
+#                                     received during the run (iwarp: bytes
+#                                     through siw0's interface)
+#   mpi_ucx.rR.unavailable            iwarp: UCX could not run over siw0, and
+#                                     its error (not a failure of the run)
 #   guest-elapsed                     seconds this script took, by the
 #                                     guest's clock (run-bench.sh checks it)
 # and prints one progress line per configuration.
@@ -55,8 +60,20 @@ cross)
 	MPIRUN_BENCH=("${MPIRUN_NODES[@]}")
 	where="rank 0 / perftest client on ${BED_NODES[0]}, rank 1 / perftest server on $server_node, $dev"
 	;;
-*) echo "usage: measure.sh single|cross RESDIR" >&2; exit 2 ;;
+iwarp)
+	dev=$OPENIB_TEST_SIW_DEVICE
+	need_device "$dev" rxe,siw
+	server_node=$(hostname)
+	server_addr=$(dev_ipv4 "$dev")
+	MPIRUN_BENCH=("${MPIRUN[@]}")
+	where="one guest ($server_node), Soft-iWARP $dev $server_addr on $(dev_netdev "$dev")"
+	;;
+*) echo "usage: measure.sh single|cross|iwarp RESDIR" >&2; exit 2 ;;
 esac
+# perftest's connection: by GID index 1 (RoCE v2), or through rdma_cm (-R),
+# the only way an iWARP QP connects
+PERF_CONN=(-x 1)
+[ "$MODE" = iwarp ] && PERF_CONN=(-R)
 [ -n "$server_addr" ] || { echo "$PROG: no IPv4 address for $dev" >&2; exit 1; }
 echo "$PROG: $MODE node: $where; $rounds round(s); results in $RES"
 
@@ -91,7 +108,7 @@ perftest() {
 	# The server says when it listens, so that the client does not race it.
 	on_node "$server_node" "$(declare -f wait_tcp_listen)
 		out=\$(mktemp)
-		timeout 300 $* -d $dev -x 1 -p $port >\"\$out\" 2>&1 &
+		timeout 300 $* -d $dev ${PERF_CONN[*]} -p $port >\"\$out\" 2>&1 &
 		pid=\$!
 		wait_tcp_listen $port 60 && echo '# server listening'
 		wait \$pid; rc=\$?; cat \"\$out\"; rm -f \"\$out\"; exit \$rc" >"$RES/$name.server" 2>&1 &
@@ -102,7 +119,7 @@ perftest() {
 		sleep 0.1
 	done
 	if grep -q '^# server listening' "$RES/$name.server"; then
-		timeout 300 "$@" -d "$dev" -x 1 -p "$port" "$server_addr" >"$RES/$name.out" 2>&1
+		timeout 300 "$@" -d "$dev" "${PERF_CONN[@]}" -p "$port" "$server_addr" >"$RES/$name.out" 2>&1
 		c=$?
 	else
 		echo "the server on $server_node did not listen on port $port" >"$RES/$name.out"
@@ -129,18 +146,29 @@ raw_round() {
 	[ "$bad" = 0 ] || { echo "$PROG: raw verbs: $bad of $n perftest runs failed (see $RES/raw_*.r$ROUND.out)" >&2; return 1; }
 }
 
+# traffic: what this node's device sent and received so far: rxe's packet
+# counters; siw has none, and in one guest its TCP streams (like btl tcp's)
+# go through lo, so the bytes through lo (Open MPI's own included)
+traffic() {
+	if [ "$MODE" = iwarp ]; then
+		echo "$(cat /sys/class/net/lo/statistics/tx_bytes) $(cat /sys/class/net/lo/statistics/rx_bytes) bytes through lo"
+	else
+		echo "$(dev_counter "$dev" sent_pkts) $(dev_counter "$dev" rcvd_pkts) packets"
+	fi
+}
+
 # mpi CONFIG MPIRUN-ARGS...: openib_bench under mpirun
 mpi() {
-	local name=mpi_$1.r$ROUND c s0 r0
+	local name=mpi_$1.r$ROUND c t0 t1
 	shift
-	s0=$(dev_counter "$dev" sent_pkts)
-	r0=$(dev_counter "$dev" rcvd_pkts)
+	read -r -a t0 <<<"$(traffic)"
 	# shellcheck disable=SC2086
 	timeout -k 10 "$step_to" "${MPIRUN_BENCH[@]}" "$@" "$OPENIB_BENCH_BIN" "${BENCH_ARGS[@]}" \
 		${OPENIB_BENCH_ARGS:-} >"$RES/$name.csv" 2>"$RES/$name.err"
 	c=$?
 	echo "$c" >"$RES/$name.status"
-	echo "$(hostname) $dev sent $(($(dev_counter "$dev" sent_pkts) - s0)) received $(($(dev_counter "$dev" rcvd_pkts) - r0)) packets" >"$RES/$name.pkts"
+	read -r -a t1 <<<"$(traffic)"
+	echo "$(hostname) $dev sent $((t1[0] - t0[0])) received $((t1[1] - t0[1])) ${t1[*]:2}" >"$RES/$name.pkts"
 	if [ "$c" != 0 ]; then
 		echo "$PROG: ---- last lines of $name.err ----"
 		tail -n 15 "$RES/$name.err"
@@ -149,27 +177,62 @@ mpi() {
 	return "$c"
 }
 
+# ucx_iwarp: UCX over siw0, with its verbs transports only (else it would
+# quietly use TCP). Where it cannot run over the device at all, that is the
+# finding: UCX's own first words are kept (mpi_ucx.rR.unavailable) and the
+# table says so, instead of counting a failed run.
+ucx_iwarp() {
+	# (pml_ucx_verbose and UCX_LOG_LEVEL=diag: UCX says why it finds no
+	# device)
+	mpi ucx --mca pml ucx --mca pml_ucx_verbose 3 -x UCX_LOG_LEVEL=diag -x "UCX_NET_DEVICES=$dev:1" \
+		-x UCX_TLS=rc_verbs,ud_verbs,self && return 0
+	# UCX's own words when it has them ("network device 'siw0:1' is not
+	# available, please use one of ...", on stdout), else Open MPI's
+	{ cat "$RES/mpi_ucx.r$ROUND.csv" "$RES/mpi_ucx.r$ROUND.err" | grep -m 1 -E 'UCX +(WARN|ERROR)' ||
+		grep -v -e '^[[:space:]]*$' -e '^---' -e 'ORTE_ERROR_LOG' "$RES/mpi_ucx.r$ROUND.err" | head -n 2; } |
+		sed -E 's/^\[[0-9.]+\] \[[^]]*\] +//' >"$RES/mpi_ucx.r$ROUND.unavailable"
+	echo "$PROG: UCX cannot run over $dev: $(head -n 1 "$RES/mpi_ucx.r$ROUND.unavailable")"
+}
+
+if [ "$MODE" = iwarp ]; then
+	OPENIB_CONFIGS=(rdma_cm) # oob and xoob decline iWARP ports
+	OPENIB_DEV_ARGS=(--mca btl_openib_if_include "$dev")
+	TCP_DEV_ARGS=(--mca btl_tcp_if_include "$(dev_netdev "$dev")")
+else
+	OPENIB_CONFIGS=(oob rdma_cm)
+	OPENIB_DEV_ARGS=()
+	TCP_DEV_ARGS=()
+fi
 for ((ROUND = 1; ROUND <= rounds; ROUND++)); do
 	r="$MODE node, round $ROUND/$rounds"
+	[ "$MODE" = iwarp ] && r="iWARP, round $ROUND/$rounds"
 	if [[ $only == *,raw,* ]]; then timed "$r: raw verbs (perftest)" raw_round; fi
 	if [[ $only == *,openib,* ]]; then
 		if [ -f "$(openib_component_so)" ]; then
 			# mpirun passes OMPI_MCA_* of its environment to every rank, on
 			# both nodes.
 			export OMPI_MCA_mca_base_component_path="$OPENIB_BUILDDIR/.libs:$OMPI_SYSTEM_COMPONENT_DIR"
-			timed "$r: openib (oob)" mpi openib_oob "${MPI_OPENIB_ARGS[@]}" --mca btl_openib_cpc_include oob
-			timed "$r: openib (rdma_cm)" mpi openib_rdma_cm "${MPI_OPENIB_ARGS[@]}" --mca btl_openib_cpc_include rdma_cm
+			for c in "${OPENIB_CONFIGS[@]}"; do
+				timed "$r: openib ($c)" mpi "openib_$c" "${MPI_OPENIB_ARGS[@]}" "${OPENIB_DEV_ARGS[@]}" \
+					--mca btl_openib_cpc_include "$c"
+			done
 			unset OMPI_MCA_mca_base_component_path
 		else
-			for c in openib_oob openib_rdma_cm; do
-				echo "component not built: $(openib_component_so)" >"$RES/mpi_$c.r$ROUND.err"
-				echo 1 >"$RES/mpi_$c.r$ROUND.status"
+			for c in "${OPENIB_CONFIGS[@]}"; do
+				echo "component not built: $(openib_component_so)" >"$RES/mpi_openib_$c.r$ROUND.err"
+				echo 1 >"$RES/mpi_openib_$c.r$ROUND.status"
 			done
 			echo "$PROG: $r: openib: FAILED, component not built ($(openib_component_so))" >&2
 		fi
 	fi
-	if [[ $only == *,ucx,* ]]; then timed "$r: UCX" mpi ucx "${MPI_UCX_ARGS[@]}"; fi
-	if [[ $only == *,tcp,* ]]; then timed "$r: TCP" mpi tcp "${MPI_TCP_ARGS[@]}"; fi
+	if [[ $only == *,ucx,* ]]; then
+		if [ "$MODE" = iwarp ]; then
+			timed "$r: UCX" ucx_iwarp
+		else
+			timed "$r: UCX" mpi ucx "${MPI_UCX_ARGS[@]}"
+		fi
+	fi
+	if [[ $only == *,tcp,* ]]; then timed "$r: TCP" mpi tcp "${MPI_TCP_ARGS[@]}" "${TCP_DEV_ARGS[@]}"; fi
 done
 secs_since "$T_START" >"$RES/guest-elapsed"
 exit 0

@@ -13,12 +13,15 @@ awk -F, '$2 > 0 && ($3 == "lat" || $3 == "uni") { found = 1 } END { exit !found 
 	{ echo "plot.sh: nothing to plot: no latency or bandwidth figures in $DIR/curves.csv" >&2; exit 1; }
 
 mode=$(cat "$DIR/mode")
-where=$([ "$mode" = cross ] && echo "cross node: rank 0 on node1, rank 1 on node2 (two guests)" ||
-	echo "single node: both ranks in one guest")
+case $mode in
+cross) where="cross node: rank 0 on node1, rank 1 on node2 (two guests), Soft-RoCE (rxe)" ;;
+iwarp) where="iWARP: both ranks in one guest, Soft-iWARP (siw)" ;;
+*) where="single node: both ranks in one guest, Soft-RoCE (rxe)" ;;
+esac
 # gnuplot strings in double quotes: no double quotes or backslashes inside
 # shellcheck disable=SC1003 # tr's set: a double quote and a backslash
 clean() { tr -d '"\\' | paste -sd ' ' | sed 's/ *$//'; }
-title="openib-ng benchmark, $where, Soft-RoCE (rxe), $(clean <"$DIR/accel" 2>/dev/null)"
+title="openib-ng benchmark, $where, $(clean <"$DIR/accel" 2>/dev/null)"
 sub="$(clean <"$DIR/date" 2>/dev/null), $(clean <"$DIR/rounds" 2>/dev/null) round(s), host load $(clean <"$DIR/load" 2>/dev/null)"
 cmd="$(clean <"$DIR/command" 2>/dev/null); results: $DIR"
 

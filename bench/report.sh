@@ -1,6 +1,7 @@
 #!/bin/bash
 # report.sh DIR: the tables, summary.csv and plot of one results directory
-# that measure.sh filled (RESULTS/single-node or RESULTS/cross-node).
+# that measure.sh filled (RESULTS/single-node, RESULTS/cross-node or
+# RESULTS/iwarp).
 # Writes DIR/curves.csv and DIR/ratios.csv (aggregate.awk), DIR/summary.csv
 # (the table's rows), DIR/table.txt (what it prints) and DIR/bench.png
 # (plot.sh).  Exit status 0 only when every configuration that was asked
@@ -16,8 +17,12 @@ only=,$(cat "$DIR/only" 2>/dev/null || echo raw,openib,ucx,tcp),
 bad=0
 : >"$DIR/failures"
 
-# asked CONFIG: was CONFIG part of this run (run-bench.sh --only)?
-asked() { [[ $only == *,${1%%_*},* ]]; }
+# asked CONFIG: was CONFIG part of this run (run-bench.sh --only; on
+# iWARP, oob declines the port, so openib runs with rdma_cm only)?
+asked() { [[ $only == *,${1%%_*},* ]] && { [ "$mode" != iwarp ] || [ "$1" != openib_oob ]; }; }
+# unavailable CONFIG: the configuration could not use the device at all
+# (UCX on iWARP), said by measure.sh; not a failure
+unavailable() { ls "$DIR/mpi_$1".r*.unavailable >/dev/null 2>&1; }
 
 # mpi_problem BASE: why the openib_bench run BASE.{status,csv,err} does not
 # count (nothing when it counts)
@@ -45,6 +50,7 @@ for c in openib_oob openib_rdma_cm ucx tcp; do
 	for s in "$DIR/mpi_$c".r*.status; do
 		[ -e "$s" ] || continue
 		b=${s%.status}
+		[ -e "$b.unavailable" ] && continue
 		why=$(mpi_problem "$b")
 		if [ -z "$why" ]; then
 			GOOD+=("$b.csv")
@@ -53,7 +59,7 @@ for c in openib_oob openib_rdma_cm ucx tcp; do
 			fail_note "$c round ${b##*.r}: $why"
 		fi
 	done
-	[ "$n" -gt 0 ] || fail_note "$c: no round ran fine"
+	[ "$n" -gt 0 ] || unavailable "$c" || fail_note "$c: no round ran fine"
 done
 if asked raw; then
 	ls "$DIR"/raw_*.r*.status >/dev/null 2>&1 || fail_note "raw verbs: no perftest run"
@@ -75,12 +81,19 @@ uni1m|1 MiB uni bandwidth (MiB/s)|1048576|uni|ib_write_bw
 bi1m|1 MiB bi bandwidth (MiB/s)|1048576|bi|ib_write_bw -b
 rate8|8 B message rate (k msg/s)|8|rate|ib_send_bw"
 cols=""
-for c in raw openib_oob openib_rdma_cm ucx tcp; do asked "$c" && cols+="$c "; done
+na=""
+for c in raw openib_oob openib_rdma_cm ucx tcp; do
+	asked "$c" && cols+="$c "
+	asked "$c" && unavailable "$c" && na+="$c "
+done
 
 {
-	where=$([ "$mode" = cross ] && echo "CROSS NODE: two guests (node1, node2), one bed boot" ||
-		echo "SINGLE NODE: both processes in one guest, one boot")
-	echo "== openib benchmark, $where; Soft-RoCE (rdma_rxe), $(cat "$DIR/accel" 2>/dev/null)"
+	case $mode in
+	cross) where="CROSS NODE: two guests (node1, node2), one bed boot; Soft-RoCE (rdma_rxe)" ;;
+	iwarp) where="iWARP: both processes in one guest, one boot; Soft-iWARP (siw) on a NIC of its own" ;;
+	*) where="SINGLE NODE: both processes in one guest, one boot; Soft-RoCE (rdma_rxe)" ;;
+	esac
+	echo "== openib benchmark, $where, $(cat "$DIR/accel" 2>/dev/null)"
 	echo "== results: $DIR ($(cat "$DIR/date" 2>/dev/null))"
 	[ -s "$DIR/load" ] && echo "== host load average (1 min): $(paste -sd ' ' "$DIR/load")"
 	echo "== $(cat "$DIR/rounds" 2>/dev/null || echo "?") round(s), each running every configuration once, back to back."
@@ -88,10 +101,11 @@ for c in raw openib_oob openib_rdma_cm ucx tcp; do asked "$c" && cols+="$c "; do
 	echo "== quartiles (the interquartile range of the samples within one mpirun); cells"
 	echo "== with (lo-hi) are perftest bandwidth and rate, one figure per run: lowest-highest"
 	echo "== round.  n: samples per round, MPI / raw.  Latency: lower is better."
-	awk -F, -v cols="$cols" -v rows="$ROWS" -v csv="$DIR/summary.csv" '
+	awk -F, -v cols="$cols" -v na="$na" -v rows="$ROWS" -v csv="$DIR/summary.csv" '
+		BEGIN { nn = split(na, T, " "); for (i = 1; i <= nn; i++) NA[T[i]] = 1 }
 		function num(x) { return x >= 100 ? sprintf("%.0f", x) : x >= 10 ? sprintf("%.1f", x) : sprintf("%.2f", x) }
 		function cell(c, k) {
-			if (!((c, k) in M)) return "failed"
+			if (!((c, k) in M)) return (c in NA) ? "n/a (see below)" : "failed"
 			if (Q1[c, k] != "") return num(M[c, k]) " [" num(Q1[c, k]) "-" num(Q3[c, k]) "]"
 			if (RD[c, k] < 2) return num(M[c, k])
 			return num(M[c, k]) " (" num(LO[c, k]) "-" num(HI[c, k]) ")"
@@ -154,6 +168,9 @@ for c in raw openib_oob openib_rdma_cm ucx tcp; do asked "$c" && cols+="$c "; do
 		b=$DIR/mpi_$c.r1
 		[ -s "$b.csv" ] || continue
 		echo "$c: $(sed -n 's/^# openib_bench [0-9.]*: //p' "$b.csv"); round 1: $(cat "$b.pkts" 2>/dev/null)"
+	done
+	for c in $na; do
+		echo "$c: n/a: it could not run over this device; its error (round 1): $(tr -s ' \n' ' ' <"$(ls "$DIR/mpi_$c".r*.unavailable | head -n 1)")"
 	done
 	if [ -s "$DIR/failures" ]; then
 		echo "FAILED (not in the figures above):"

@@ -1,12 +1,13 @@
 #!/bin/bash
 # run-bench.sh: compare our openib BTL with raw verbs, UCX and btl tcp on
 # Soft-RoCE, on one node (one boot of the emulated guest) and across two
-# nodes (one boot of the two-node bed), and print both tables.
+# nodes (one boot of the two-node bed), and on Soft-iWARP (one boot of a
+# guest with siw0 on a NIC of its own), and print the three tables.
 #
 # Usage: bash bench/run-bench.sh [options]    (the README's main job runs it)
 #   --quick            one round, few samples: checks that everything runs
 #                      (CI); the figures are not worth comparing
-#   --tables LIST      single, cross or single,cross (default)
+#   --tables LIST      any of single, cross, iwarp (default all three)
 #   --only LIST        subset of raw,openib,ucx,tcp (default all four)
 #   --out DIR          results directory (default
 #                      $OPENIB_BUILDDIR/bench/results/YYYYmmdd-HHMMSS)
@@ -27,11 +28,12 @@
 #   OPENIB_BENCH_TIMEOUT  limit for each guest or bed boot, seconds (default
 #                      14400; --quick: 900 single node, 1200 cross node)
 #
-# Results: DIR/single-node and DIR/cross-node, each with per-round CSVs,
+# Results: DIR/single-node, DIR/cross-node and DIR/iwarp, each with per-round CSVs,
 # curves.csv (every size), summary.csv (the table), ratios.csv, table.txt
-# and bench.png (the plot); DIR/tables.txt holds both tables.  Exit status
-# 0 only when both tables were made and every configuration (openib with
-# each CPC included) ran fine in every round.
+# and bench.png (the plot); DIR/tables.txt holds the tables.  Exit status
+# 0 only when every table was made and every configuration (openib with
+# each CPC included) ran fine in every round; on iWARP, UCX that cannot use
+# the device at all is reported as such (with its error), not as a failure.
 
 # shellcheck source-path=SCRIPTDIR
 set -u -o pipefail
@@ -45,7 +47,7 @@ PROG=run-bench
 # shellcheck source=guest-checks.sh
 . "$HERE/guest-checks.sh"
 
-OUT='' ONLY=raw,openib,ucx,tcp TABLES=single,cross HOST=0 REPORT_ONLY=0
+OUT='' ONLY=raw,openib,ucx,tcp TABLES=single,cross,iwarp HOST=0 REPORT_ONLY=0
 QUICK=${OPENIB_BENCH_QUICK:-0}
 # The command line, as the tables and plots will say: the settings from the
 # environment, then the command (main-job.sh names itself) and its arguments.
@@ -81,18 +83,18 @@ for x in ${ONLY//,/ }; do
 	case $x in raw | openib | ucx | tcp) ;; *) echo "$PROG: --only: unknown '$x'" >&2; exit 2 ;; esac
 done
 for x in ${TABLES//,/ }; do
-	case $x in single | cross) ;; *) echo "$PROG: --tables: unknown '$x'" >&2; exit 2 ;; esac
+	case $x in single | cross | iwarp) ;; *) echo "$PROG: --tables: unknown '$x'" >&2; exit 2 ;; esac
 done
 [ "$HOST" = 0 ] || TABLES=single
 
 # table_dir TABLE: the results directory of one table
-table_dir() { echo "$OUT/$1-node"; }
+table_dir() { if [ "$1" = iwarp ]; then echo "$OUT/iwarp"; else echo "$OUT/$1-node"; fi; }
 
 if [ "$REPORT_ONLY" = 1 ]; then
 	OUT=$(cd "$OUT" 2>/dev/null && pwd -P) || { echo "$PROG: --report: no such directory" >&2; exit 2; }
 	bad=0
 	: >"$OUT/tables.txt"
-	for t in single cross; do
+	for t in single cross iwarp; do
 		d=$(table_dir "$t")
 		[ -d "$d" ] || continue
 		bash "$HERE/report.sh" "$d" | tee -a "$OUT/tables.txt" || bad=1
@@ -135,7 +137,7 @@ export OPENIB_BENCH_BIN
 
 # run_table TABLE: measure one table (single: one guest; cross: the bed)
 run_table() {
-	local t=$1 d rc nodes=1 limit
+	local t=$1 d rc nodes=1 limit devices
 	d=$(table_dir "$t")
 	mkdir -p "$d" || return 1
 	rm -f "$d"/mpi_* "$d"/raw* "$d"/failures "$d"/clock-problem "$d"/guest-elapsed
@@ -151,10 +153,13 @@ run_table() {
 		rc=${PIPESTATUS[0]}
 	else
 		[ "$t" = cross ] && nodes=2
+		devices=rxe
+		[ "$t" = iwarp ] && devices=rxe,siw # siw0 on a NIC of its own
 		if [ "$QUICK" = 1 ]; then limit=$((600 + 300 * nodes)); else limit=14400; fi
-		echo "$PROG: $t node: booting $([ "$nodes" = 1 ] && echo "the guest" || echo "the two-node bed")"
+		echo "$PROG: $t: booting $([ "$nodes" = 1 ] && echo "the guest ($devices)" || echo "the two-node bed")"
 		# shellcheck disable=SC2086
-		"$SRCDIR/tests/guest/openib-guest" --nodes "$nodes" --timeout "${OPENIB_BENCH_TIMEOUT:-$limit}" \
+		"$SRCDIR/tests/guest/openib-guest" --nodes "$nodes" --devices "$devices" \
+			--timeout "${OPENIB_BENCH_TIMEOUT:-$limit}" \
 			--share "$OPENIB_BUILDDIR" --share "$OUT" ${OPENIB_GUEST_OPTS:-} \
 			-- bash "$HERE/measure.sh" "$t" "$d" </dev/null 2>&1 | watch_silence "$t node" | tee "$d/guest.log"
 		rc=${PIPESTATUS[0]}
@@ -171,16 +176,16 @@ for t in ${TABLES//,/ }; do
 	# no ticker: watch_silence speaks when the guest is silent
 	t0=$EPOCHREALTIME
 	run_table "$t"
-	phase_end "$t-node measurements" "$t0" $? || bad=1
+	phase_end "$t table: measurements" "$t0" $? || bad=1
 done
 
 : >"$OUT/tables.txt"
 for t in ${TABLES//,/ }; do
 	echo
-	timed "$t-node table and plot" bash "$HERE/report.sh" "$(table_dir "$t")" | tee -a "$OUT/tables.txt" || bad=1
+	timed "$t table and plot" bash "$HERE/report.sh" "$(table_dir "$t")" | tee -a "$OUT/tables.txt" || bad=1
 	echo "plot: $(table_dir "$t")/bench.png" | tee -a "$OUT/tables.txt"
 	echo >>"$OUT/tables.txt"
 done
-echo "$PROG: both tables: $OUT/tables.txt"
+echo "$PROG: the tables: $OUT/tables.txt"
 [ "$bad" = 0 ] || echo "$PROG: FAILED: see the failures above" >&2
 exit $bad
