@@ -149,7 +149,12 @@ done
 				printf " %s/%s\n", nm, nraw
 			}
 			printf "\n%-28s", "ratio (lowest-highest round)"
-			np = split("openib_oob/raw openib_oob/ucx openib_rdma_cm/raw openib_rdma_cm/ucx", P, " ")
+			np = 0 # the pairs whose two configurations are columns here
+			split("openib_oob/raw openib_oob/ucx openib_rdma_cm/raw openib_rdma_cm/ucx", AP, " ")
+			for (i = 1; i <= 4; i++) {
+				split(AP[i], ab, "/")
+				if ((" " cols) ~ (" " ab[1] " ") && (" " cols) ~ (" " ab[2] " ")) P[++np] = AP[i]
+			}
 			for (i = 1; i <= np; i++) {
 				split(P[i], ab, "/")
 				printf " %-26s", name[ab[1]] "/" name[ab[2]]
