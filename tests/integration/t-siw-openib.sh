@@ -6,7 +6,8 @@
 #  - a ping-pong from 0 B to 16 MiB, every byte verified, carried by openib
 #    (statistics) with rdma_cm, and rxe0 sent nothing;
 #  - btl_openib_cpc_include oob fails fast with the "no CPC" help, whose
-#    reason for oob names iWARP and the CPC that can connect it.
+#    reason for oob names iWARP and the CPC that can connect it; with
+#    openib,tcp the same setting leaves the job to TCP, which runs it.
 # devices: rxe,siw
 # timeout: 900
 . "$OPENIB_SRCDIR/tests/integration/lib.sh"
@@ -63,3 +64,17 @@ assert_grep "^ +oob: iWARP port: its queue pairs are connected only by the iWARP
 	"$RUN_OUT" "oob's reason in the help names iWARP"
 assert_grep "^ +rdma_cm: not in btl_openib_cpc_include\$" "$RUN_OUT" "why rdma_cm was not tried"
 ok "cpc_include=oob on $siw: failed in $RUN_SECS s (status $RUN_RC) with the 'no CPC' help naming iWARP"
+
+# The same with openib,tcp: openib, asked for by name, says it has no CPC
+# for the port, and the job still runs, over TCP (verified, no openib
+# connection made).
+out=$OPENIB_TEST_TMP/siw-oob-tcp.out
+timeout 240 "${MPIRUN[@]}" --mca pml ob1 --mca btl openib,tcp,self "${SIW_ARGS[@]}" \
+	--mca btl_openib_cpc_include oob --mca btl_openib_verbose 10 "$pp" -n 1 -m 65536 >"$out" 2>&1
+rc=$?
+show "$out"
+[ "$rc" = 0 ] || fail "cpc_include=oob on $siw with openib,tcp: mpirun exited with status $rc"
+assert_small_pingpong "$out"
+grep -q 'openib: connected to rank' "$out" && fail "cpc_include=oob on $siw with openib,tcp: an openib connection was made"
+assert_grep "openib: CPC oob declines port $siw:1: iWARP port" "$out" "oob declined $siw"
+ok "cpc_include=oob on $siw with openib,tcp: openib steps aside, TCP carries the verified ping-pong"
