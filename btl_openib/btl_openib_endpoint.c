@@ -222,36 +222,10 @@ static int cb_qps_to_rts(void *btl_ep)
     return OPAL_SUCCESS;
 }
 
-static int cb_connect_qps(void *btl_ep, const struct openib_cpc_qp_info *peer, bool to_rts)
-{
-    mca_btl_openib_endpoint_t *ep = btl_ep;
-    int q, rc;
-
-    rc = create_qps(ep);
-    if (OPAL_SUCCESS != rc) {
-        return rc;
-    }
-    if (peer->num_qps != ep->num_qps ||
-        peer->rq_layout != openib_rq_spec_hash(&mca_btl_openib_component.rq)) {
-        snprintf(ep->conn.why, sizeof(ep->conn.why),
-                 "btl_openib_receive_queues differs between the two processes (%d vs %d queues)",
-                 ep->num_qps, peer->num_qps);
-        return OPAL_ERR_BAD_PARAM;
-    }
-    for (q = 0; q < ep->num_qps; ++q) {
-        if (qp_to_rtr(ep, q, peer)) {
-            snprintf(ep->conn.why, sizeof(ep->conn.why), "QP %d to RTR failed: %s", q,
-                     strerror(errno));
-            return OPAL_ERROR;
-        }
-    }
-    ep->peer_mailbox_addr = peer->mailbox_addr;
-    ep->peer_mailbox_rkey = peer->mailbox_rkey;
-    return to_rts ? cb_qps_to_rts(ep) : OPAL_SUCCESS;
-}
-
-/* iWARP: the CM moves the QPs (it was handed each one's number); what the
- * BTL needs of the peer's data is its queue layout and credit mailbox. */
+/* The peer's data (a passive side's QPs are created here, when the
+ * request arrives): its queue layout must be ours, and its credit mailbox
+ * is kept. iWARP stops here: the CM moves the QPs (it was handed each
+ * one's number). */
 static int cb_peer_qp_info(void *btl_ep, const struct openib_cpc_qp_info *peer)
 {
     mca_btl_openib_endpoint_t *ep = btl_ep;
@@ -271,6 +245,26 @@ static int cb_peer_qp_info(void *btl_ep, const struct openib_cpc_qp_info *peer)
     ep->peer_mailbox_addr = peer->mailbox_addr;
     ep->peer_mailbox_rkey = peer->mailbox_rkey;
     return OPAL_SUCCESS;
+}
+
+/* The same, then our QPs to RTR against the peer's (and to RTS). */
+static int cb_connect_qps(void *btl_ep, const struct openib_cpc_qp_info *peer, bool to_rts)
+{
+    mca_btl_openib_endpoint_t *ep = btl_ep;
+    int q, rc;
+
+    rc = cb_peer_qp_info(ep, peer);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    for (q = 0; q < ep->num_qps; ++q) {
+        if (qp_to_rtr(ep, q, peer)) {
+            snprintf(ep->conn.why, sizeof(ep->conn.why), "QP %d to RTR failed: %s", q,
+                     strerror(errno));
+            return OPAL_ERROR;
+        }
+    }
+    return to_rts ? cb_qps_to_rts(ep) : OPAL_SUCCESS;
 }
 
 static void cb_connect_established(void *btl_ep, bool initiator)

@@ -90,6 +90,11 @@ assert_rping_verified() {
 	if grep -Eqi 'data mismatch|error|fail' "$cli"; then fail "rping client reported an error"; fi
 }
 
+# help_lost LOG: Open MPI 4.1.4's relay of help texts to mpirun lost one in
+# the run that wrote LOG ("ORTE_ERROR_LOG ... show_help.c"); a test that
+# needs the text runs the job again (3 times at most).
+help_lost() { grep -q 'ORTE_ERROR_LOG: .*show_help.c' "$1"; }
+
 # need_device DEV HEADER: fail unless verbs device DEV exists, naming the
 # test header that asks run-all for it.
 need_device() {

@@ -18,10 +18,7 @@ node1=${BED_NODES[0]} node2=${BED_NODES[1]}
 need_cmd mpirun timeout
 use_our_component
 pp=$(pingpong_bin) || exit 1
-siw=$OPENIB_TEST_SIW_DEVICE
-rxe=$OPENIB_TEST_DEVICE
-need_device "$siw" rxe,siw
-SIW_ARGS=(--mca btl_openib_if_include "$siw")
+. "$OPENIB_SRCDIR/tests/integration/siw_lib.sh"
 
 for first in 0 1; do
 	name=siw-first$first

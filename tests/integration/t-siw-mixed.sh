@@ -15,9 +15,7 @@
 . "$OPENIB_SRCDIR/tests/integration/cpc_lib.sh"
 need_cmd mpirun
 use_our_component
-siw=$OPENIB_TEST_SIW_DEVICE
-rxe=$OPENIB_TEST_DEVICE
-need_device "$siw" rxe,siw
+. "$OPENIB_SRCDIR/tests/integration/siw_lib.sh"
 pp=$(pingpong_bin) || exit 1
 
 out=$OPENIB_TEST_TMP/mixed.out

@@ -15,10 +15,7 @@
 . "$OPENIB_SRCDIR/tests/integration/cpc_lib.sh"
 need_cmd mpirun
 use_our_component
-siw=$OPENIB_TEST_SIW_DEVICE
-rxe=$OPENIB_TEST_DEVICE
-need_device "$siw" rxe,siw
-SIW_ARGS=(--mca btl_openib_if_include "$siw")
+. "$OPENIB_SRCDIR/tests/integration/siw_lib.sh"
 FAST=120 # seconds: a failing job must end well before the 240 s guard
 
 pp=$(pingpong_bin) || exit 1
@@ -55,7 +52,7 @@ for try in 1 2 3; do
 		fail "cpc_include=oob on $siw: the job took $RUN_SECS s (status $RUN_RC), not a fast failure"
 	grep -q 'openib: connected to rank' "$RUN_OUT" && fail "cpc_include=oob on $siw: a connection was made"
 	grep -Eq 'No connection method \(CPC\) can be used on a port' "$RUN_OUT" && break
-	grep -q 'ORTE_ERROR_LOG: .*show_help.c' "$RUN_OUT" ||
+	help_lost "$RUN_OUT" ||
 		fail "cpc_include=oob on $siw: no 'no CPC' help and no sign that Open MPI lost it"
 	note "Open MPI lost the help text (try $try); again"
 	[ "$try" = 3 ] && fail "Open MPI lost the help text 3 times"
