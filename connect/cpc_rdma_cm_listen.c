@@ -15,7 +15,12 @@
  * acknowledged and dropped: the MPI thread's own answer then fails and it
  * handles that). A request the MPI thread has not taken within
  * RCM_BUSY_GRACE_MS is taken back by the thread and answered REJ(BUSY)
- * ("alive, ask again"; cpc_rdma_cm_wire.c) and its cm_id destroyed. The
+ * ("alive, ask again"; cpc_rdma_cm_wire.c) and its cm_id destroyed.
+ * Except an iWARP QP request (QREQ): it follows a handshake this process
+ * accepted, and its initiator cannot ask again (a refused iWARP
+ * connection leaves its QP in error), so it waits for the MPI thread
+ * however long that takes (a loaded node can take more than the grace);
+ * the initiator's own deadline bounds the wait. The
  * answer needs only our process name: the thread touches no endpoint, QP,
  * CPC or BTL state and calls nothing back, so the MPI thread needs no lock
  * for any of those, and a request from a peer we have no endpoint for is
@@ -69,6 +74,7 @@
 struct pending {
     struct rcm_event ev;
     long at_ms;
+    bool hold;                     /* a QREQ: never answered "busy" here */
 };
 
 static struct {
@@ -92,13 +98,32 @@ static long now_ms(void)
     return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
 }
 
-/* with lst.lock held */
-static void pop_front(struct pending *out)
+/* with lst.lock held: take out request i */
+static void take(int i, struct pending *out)
 {
-    *out = lst.q[0];
-    memmove(&lst.q[0], &lst.q[1], (size_t) (lst.n - 1) * sizeof(lst.q[0]));
+    *out = lst.q[i];
+    memmove(&lst.q[i], &lst.q[i + 1], (size_t) (lst.n - 1 - i) * sizeof(lst.q[0]));
     lst.n--;
     __atomic_store_n(&lst.count, lst.n, __ATOMIC_RELEASE);
+}
+
+static void pop_front(struct pending *out)
+{
+    take(0, out);
+}
+
+/* with lst.lock held: the oldest request the thread may answer "busy"
+ * (not held), or -1 */
+static int oldest_busy_candidate(void)
+{
+    int i;
+
+    for (i = 0; i < lst.n; ++i) {
+        if (!lst.q[i].hold) {
+            return i;
+        }
+    }
+    return -1;
 }
 
 static void answer_busy(struct rdma_cm_id *id, const uint8_t *local_id)
@@ -144,6 +169,12 @@ static int read_events(struct rdma_cm_id **busy, int nbusy)
                     memcpy(p->ev.priv, c->private_data, p->ev.priv_len);
                 }
                 p->at_ms = now_ms();
+                {
+                    struct rcm_msg m;
+
+                    p->hold = OPAL_SUCCESS == rcm_msg_decode(p->ev.priv, p->ev.priv_len, &m) &&
+                              RCM_QREQ == m.type;
+                }
                 lst.n++;
                 __atomic_store_n(&lst.count, lst.n, __ATOMIC_RELEASE);
                 openib_connect_work_queued();
@@ -171,8 +202,9 @@ static void *listen_main(void *arg)
         long t;
 
         pthread_mutex_lock(&lst.lock);
-        if (lst.n > 0) {
-            long wait = lst.q[0].at_ms + RCM_BUSY_GRACE_MS - now_ms();
+        i = oldest_busy_candidate();
+        if (i >= 0) {
+            long wait = lst.q[i].at_ms + RCM_BUSY_GRACE_MS - now_ms();
             timeout = wait < 0 ? 0 : (int) wait;
         }
         pthread_mutex_unlock(&lst.lock);
@@ -189,10 +221,10 @@ static void *listen_main(void *arg)
             nbusy = read_events(busy, 0);
         }
         t = now_ms();
-        while (lst.n > 0 && nbusy < (int) (sizeof(busy) / sizeof(busy[0])) &&
-               t - lst.q[0].at_ms >= RCM_BUSY_GRACE_MS) {
+        while (nbusy < (int) (sizeof(busy) / sizeof(busy[0])) &&
+               (i = oldest_busy_candidate()) >= 0 && t - lst.q[i].at_ms >= RCM_BUSY_GRACE_MS) {
             struct pending p;
-            pop_front(&p);
+            take(i, &p);
             busy[nbusy++] = p.ev.id; /* ours now: the MPI thread did not take it */
         }
         memcpy(local_id, lst.local_id, sizeof(local_id));
