@@ -24,6 +24,7 @@
 
 #include "openib/openib_cpc.h"
 #include "connect/openib_connect.h"
+#include "btl_openib/btl_openib_device_defaults.h"
 #include "btl_openib/btl_openib_handle.h"
 #include "btl_openib/btl_openib_rq_spec.h"
 #include "btl_openib/btl_openib_lazy.h"
@@ -45,7 +46,8 @@ struct openib_device {
     char name[64];
     int refcount;
     bool xrc;
-    bool read_sink_remote_write;         /* device table: registrations remotely writable */
+    struct openib_device_choice defaults; /* what the device table says of it, looked up
+                                            once at open (btl_openib_device_defaults.c) */
     struct ibv_xrcd *xrcd;               /* XRC: the node-wide domain (btl_openib_xrc.c) */
     int xrcd_fd;                         /* XRC: its file, open while the domain is */
     int reg_errno;                       /* the last ibv_reg_mr failure, for the user */

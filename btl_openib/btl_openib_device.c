@@ -14,7 +14,6 @@
 
 #include "openib_config.h"
 #include "btl_openib/btl_openib.h"
-#include "btl_openib/btl_openib_device_defaults.h"
 #include "btl_openib/btl_openib_async.h"
 #include "btl_openib/btl_openib_gid.h"
 #include "btl_openib/btl_openib_reg.h"
@@ -125,13 +124,8 @@ static struct openib_device *device_open(struct ibv_device *ibdev)
     dev->hmem = openib_hmem_glue_child(mca_btl_openib_component.hmem_root);
     dev->xrc = OPENIB_HAVE_XRC && (dev->attr.device_cap_flags & IBV_DEVICE_XRC);
     dev->xrcd_fd = -1; /* the XRC domain opens with the first X queue */
-    {
-        struct openib_device_choice c;
-
-        (void) openib_device_defaults_find(dev->attr.vendor_id, dev->attr.vendor_part_id,
-                                           (int) dev->ctx->device->transport_type, &c);
-        dev->read_sink_remote_write = c.read_sink_remote_write > 0;
-    }
+    (void) openib_device_defaults_find(dev->attr.vendor_id, dev->attr.vendor_part_id,
+                                       (int) dev->ctx->device->transport_type, &dev->defaults);
     return dev;
 
 err_pd:

@@ -11,7 +11,6 @@
 #include "opal/constants.h"
 
 #include "btl_openib/btl_openib.h"
-#include "btl_openib/btl_openib_device_defaults.h"
 #include "btl_openib/btl_openib_async.h"
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_limits.h"
@@ -171,13 +170,9 @@ static int reserve_srq_completions(mca_btl_openib_module_t *m)
 static int apply_device_table(mca_btl_openib_module_t *m, int cqe)
 {
     const struct ibv_device_attr *da = &m->dev->attr;
-    struct openib_device_choice c;
+    const struct openib_device_choice c = m->dev->defaults; /* looked up at device open */
 
     m->eager_rdma_num = openib_params.eager_rdma_num;
-    if (!openib_device_defaults_find(da->vendor_id, da->vendor_part_id,
-                                     (int) m->dev->ctx->device->transport_type, &c)) {
-        return cqe;
-    }
     if (c.cq_size > cqe && !openib_params_user_set("cq_size")) {
         cqe = c.cq_size > da->max_cqe ? da->max_cqe : c.cq_size;
         OPENIB_VERBOSE(10, "%s:%d: %s: btl_openib_cq_size %d from the device table (%s); "

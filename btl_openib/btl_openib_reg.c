@@ -25,7 +25,7 @@ static int access_to_verbs(const struct openib_device *dev, int32_t access)
 {
     int f = IBV_ACCESS_LOCAL_WRITE;
 
-    if (dev->read_sink_remote_write) {
+    if (dev->defaults.read_sink_remote_write > 0) {
         f |= IBV_ACCESS_REMOTE_WRITE; /* any buffer may be an RDMA read's sink */
     }
     if (access & MCA_RCACHE_ACCESS_REMOTE_READ) {
