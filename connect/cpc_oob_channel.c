@@ -39,8 +39,19 @@
 #define MAX_LISTENERS 16
 #define MAX_EVENTS 4096
 #define OUTQ 4                    /* messages queued per session */
-#define CONNECT_TRY_MS 2000       /* per address */
+/* A connect gets this long per address while other addresses remain, so
+ * an unreachable one costs little; the last address gets longer: a SYN
+ * dropped by a listener whose accept queue is momentarily full (many
+ * ranks connecting at once) is sent again only after 1 s and 3 s, and
+ * abandoning it early only adds a new connection to that queue. */
+#define CONNECT_TRY_MS 2000
+#define CONNECT_LAST_MS 15000
 #define FLUSH_MS 2000             /* a closed session's last message may take this long */
+/* ...and then the peer this long to read it and close its side. A peer's
+ * thread on a loaded node may not run for seconds; closing first (with its
+ * keepalives unread) would reset the connection, and the reset can
+ * destroy our last message before that thread reads it. */
+#define DRAIN_MS 30000
 #define PING_MS_MIN 200
 #define PING_MS_MAX 10000
 /* Unverified accepted sessions, all sources together: half the slots, so
@@ -104,6 +115,7 @@ struct session {
     uint8_t in[OOB_MSG_SIZE];
     size_t inlen;
     bool held;                /* in[] is a whole message the full ring could not take */
+    bool shut;                /* closing: our side is shut down, reading to the end */
     uint8_t wbuf[OUTQ * OOB_MSG_SIZE]; /* being written */
     size_t wlen;
 };
@@ -220,14 +232,15 @@ static void sess_free(int sid)
 }
 
 /* with ch.lock held: the handle dies at once, the socket when what was
- * queued is out (or FLUSH_MS passed) */
+ * queued is out and the peer has closed its side too (or FLUSH_MS, then
+ * DRAIN_MS, passed: plan_session) */
 static void sess_mark_closing(struct session *s)
 {
     if (!s->closing) {
         s->closing = true;
         s->gen = (s->gen + 1) & GEN_MASK;
         s->owner = NULL;
-        s->close_by_ms = now_ms() + FLUSH_MS;
+        s->close_by_ms = 0; /* the thread starts the clock (plan_session) */
     }
 }
 
@@ -305,7 +318,7 @@ static bool try_next_addr(struct session *s)
             continue;
         }
         setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        s->deadline_ms = now_ms() + CONNECT_TRY_MS;
+        s->deadline_ms = now_ms() + (s->ai < s->naddr ? CONNECT_TRY_MS : CONNECT_LAST_MS);
         if (0 == connect(s->fd, (struct sockaddr *) &sa, sizeof(sa)) || errno == EINPROGRESS) {
             return true;
         }
@@ -360,7 +373,7 @@ static bool on_frame(int sid)
     rc = oob_ka_decode(s->in, OOB_MSG_SIZE, &k);
     if (OPAL_SUCCESS == rc) {
         s->inlen = 0;
-        if (OOB_KA_PING == k.type) {
+        if (OOB_KA_PING == k.type && !s->closing) {
             queue_ka(s, OOB_KA_PONG);
         } else {
             s->peer_pending = k.pending;
@@ -537,22 +550,53 @@ static void min_timeout(int *timeout, long wait)
 /* With ch.lock held, on the service thread: timers and state changes of
  * one session before polling; returns the poll events wanted (0 = none),
  * or -1 when the session needs connect_step first. */
+/* Whether a non-blocking connect has completed by now (without waiting).
+ * Asked before a connect is given up: a thread that did not run for a
+ * while (a loaded or oversubscribed node) finds the deadline passed
+ * although the connection was made long ago. */
+static bool connect_done(const struct session *s)
+{
+    struct pollfd p = { .fd = s->fd, .events = POLLOUT };
+    socklen_t len = sizeof(int);
+    int err = 0;
+
+    return 1 == poll(&p, 1, 0) && (p.revents & POLLOUT) &&
+           0 == getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len) && 0 == err;
+}
+
 static int plan_session(int i, long t, int idle_ms, int *timeout)
 {
     struct session *s = &ch.s[i];
     bool reading;
     size_t take;
 
-    if (s->closing && (s->state != S_OPEN || (0 == s->wlen && 0 == s->outlen) ||
-                       t >= s->close_by_ms)) {
+    if (s->closing && 0 == s->close_by_ms) {
+        /* from when this thread first sees it: a thread that did not run
+         * for a while (a loaded node) still sends the last message */
+        s->close_by_ms = t + FLUSH_MS;
+    }
+    if (s->closing && (s->state != S_OPEN || t >= s->close_by_ms)) {
         sess_free(i);
         return 0;
+    }
+    if (s->closing && 0 == s->wlen && 0 == s->outlen) {
+        /* All sent: FIN, then read until the peer closes too. Closing a
+         * socket with unread bytes (a keepalive that crossed our last
+         * message) resets the connection, and a reset can destroy our
+         * last message in the peer's kernel before its thread reads it. */
+        if (!s->shut) {
+            (void) shutdown(s->fd, SHUT_WR);
+            s->shut = true;
+            s->close_by_ms = t + DRAIN_MS;
+        }
+        min_timeout(timeout, s->close_by_ms - t);
+        return POLLIN;
     }
     if (s->state == S_START) {
         return -1;
     }
     if (s->state == S_CONNECTING) {
-        if (t > s->deadline_ms) {
+        if (t > s->deadline_ms && !connect_done(s)) {
             note_connect_error(s, ETIMEDOUT);
             return -1;
         }
@@ -848,7 +892,8 @@ static int bind_selected(int *fd, int *nfd, uint16_t *port_out)
                 }
                 return OPAL_ERROR;
             }
-            if (listen(f, 128) || getsockname(f, (struct sockaddr *) &sa, &len)) {
+            /* the kernel caps the queue at net.core.somaxconn */
+            if (listen(f, SOMAXCONN) || getsockname(f, (struct sockaddr *) &sa, &len)) {
                 close(f);
                 close_all(fd, *nfd);
                 return OPAL_ERROR;
