@@ -15,13 +15,16 @@
 #   mpi_CONFIG.rR.pkts                packets this node's rxe device sent and
 #                                     received during the run (iwarp: bytes
 #                                     through siw0's interface)
+#   scale_CONFIG.nN.rR.csv/.err/.status  cross: conn_setup on N ranks, half
+#                                     per node (connection setup, memory per
+#                                     peer)
 #   mpi_ucx.rR.unavailable            iwarp: UCX could not run over siw0, and
 #                                     its error (not a failure of the run)
 #   guest-elapsed                     seconds this script took, by the
 #                                     guest's clock (run-bench.sh checks it)
 # and prints one progress line per configuration.
 #
-# Environment (set by run-bench.sh): OPENIB_BENCH_BIN, OPENIB_BENCH_ONLY,
+# Environment (set by run-bench.sh): OPENIB_BENCH_BIN, OPENIB_CONN_BIN, OPENIB_BENCH_ONLY,
 # OPENIB_BENCH_ROUNDS, OPENIB_BENCH_QUICK, OPENIB_BENCH_ARGS,
 # OPENIB_BENCH_STEP_TIMEOUT, and lib.sh's (OPENIB_BUILDDIR, OPENIB_HOSTS...).
 
@@ -207,6 +210,45 @@ ucx_iwarp() {
 	echo "$PROG: UCX cannot run over $dev: $(head -n 1 "$RES/mpi_ucx.r$ROUND.unavailable")"
 }
 
+# scale CONFIG N MPIRUN-ARGS...: conn_setup (connection setup and memory
+# per peer) on N ranks, half on each node of the bed. Up to 16 ranks share
+# a node's one emulated CPU: they yield when idle (for every transport
+# alike), or spinning ranks starve the kernel's rxe and sockets
+# (t-nodes-openib-scale.sh says more).
+scale() {
+	local name=scale_$1.n$2.r$ROUND n=$2 c
+	shift 2
+	timeout -k 10 "$step_to" mpirun --allow-run-as-root --oversubscribe -np "$n" \
+		--host "${BED_NODES[0]}:$((n / 2)),${BED_NODES[1]}:$((n / 2))" --mca mpi_yield_when_idle 1 \
+		"$@" "$OPENIB_CONN_BIN" \
+		>"$RES/$name.csv" 2>"$RES/$name.err"
+	c=$?
+	echo "$c" >"$RES/$name.status"
+	[ "$c" = 0 ] || { echo "$PROG: ---- last lines of $name.err ----"; tail -n 15 "$RES/$name.err"; }
+	return "$c"
+}
+
+# scale_round: every configuration at each size (cross only)
+scale_round() {
+	local n c bad=0
+	for n in "${SCALE_RANKS[@]}"; do
+		if [[ $only == *,openib,* ]] && [ -f "$(openib_component_so)" ]; then
+			export OMPI_MCA_mca_base_component_path="$OPENIB_BUILDDIR/.libs:$OMPI_SYSTEM_COMPONENT_DIR"
+			for c in "${OPENIB_CONFIGS[@]}"; do
+				scale "openib_$c" "$n" "${MPI_OPENIB_ARGS[@]}" --mca btl_openib_cpc_include "$c" ||
+					bad=$((bad + 1))
+			done
+			unset OMPI_MCA_mca_base_component_path
+		fi
+		if [[ $only == *,ucx,* ]]; then scale ucx "$n" "${MPI_UCX_ARGS[@]}" || bad=$((bad + 1)); fi
+		if [[ $only == *,tcp,* ]]; then scale tcp "$n" "${MPI_TCP_ARGS[@]}" || bad=$((bad + 1)); fi
+	done
+	[ "$bad" = 0 ]
+}
+# quick: 16 ranks only (the table's row); else 8, 16 and 32
+SCALE_RANKS=(8 16 32)
+[ "$quick" = 1 ] && SCALE_RANKS=(16)
+
 if [ "$MODE" = iwarp ]; then
 	OPENIB_CONFIGS=(rdma_cm) # oob and xoob decline iWARP ports
 	OPENIB_DEV_ARGS=(--mca btl_openib_if_include "$dev")
@@ -246,6 +288,7 @@ for ((ROUND = 1; ROUND <= rounds; ROUND++)); do
 		fi
 	fi
 	if [[ $only == *,tcp,* ]]; then timed "$r: TCP" mpi tcp "${MPI_TCP_ARGS[@]}" "${TCP_DEV_ARGS[@]}"; fi
+	if [ "$MODE" = cross ]; then timed "$r: connection setup, ${SCALE_RANKS[*]} ranks" scale_round; fi
 done
 secs_since "$T_START" >"$RES/guest-elapsed"
 exit 0

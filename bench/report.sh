@@ -177,11 +177,15 @@ done
 	for c in $na; do
 		echo "$c: n/a: it could not run over this device; its error (round 1): $(tr -s ' \n' ' ' <"$(ls "$DIR/mpi_$c".r*.unavailable | head -n 1)")"
 	done
+	# across nodes: connection setup and memory per peer (conn_setup);
+	# its problems go to DIR/failures, read after this subshell
+	[ "$mode" != cross ] || bash "$HERE/scale-report.sh" "$DIR"
 	if [ -s "$DIR/failures" ]; then
 		echo "FAILED (not in the figures above):"
 		sed 's/^/  /' "$DIR/failures"
 	fi
 } | tee "$DIR/table.txt"
+[ -s "$DIR/failures" ] && bad=1
 
 if ! bash "$HERE/plot.sh" "$DIR"; then
 	echo "$PROG: the plot of $DIR could not be made" >&2

@@ -133,14 +133,17 @@ else
 	OPENIB_BENCH_BIN=$OUT/openib_bench
 	timed "building openib_bench" mpicc -O2 -Wall -o "$OPENIB_BENCH_BIN" "$HERE/openib_bench.c" || exit 1
 fi
-export OPENIB_BENCH_BIN
+# conn_setup (connection setup and memory per peer, the cross-node table)
+OPENIB_CONN_BIN=$OUT/conn_setup
+timed "building conn_setup" mpicc -O2 -Wall -o "$OPENIB_CONN_BIN" "$HERE/conn_setup.c" || exit 1
+export OPENIB_BENCH_BIN OPENIB_CONN_BIN
 
 # run_table TABLE: measure one table (single: one guest; cross: the bed)
 run_table() {
 	local t=$1 d rc nodes=1 limit devices
 	d=$(table_dir "$t")
 	mkdir -p "$d" || return 1
-	rm -f "$d"/mpi_* "$d"/raw* "$d"/failures "$d"/clock-problem "$d"/guest-elapsed
+	rm -f "$d"/mpi_* "$d"/scale_* "$d"/raw* "$d"/failures "$d"/clock-problem "$d"/guest-elapsed
 	echo "$t" >"$d/mode"
 	echo "$ONLY" >"$d/only"
 	echo "$OPENIB_BENCH_ROUNDS" >"$d/rounds"
