@@ -33,6 +33,16 @@
 /* Scatter/gather entries a send work request uses at most: our header,
  * the PML's, the payload (btl_openib_limits.c skips a device with fewer). */
 #define OPENIB_SEND_MAX_SGE 3
+/* Idle closes under way at once per port (btl_openib_peer_limit.c). */
+#define OPENIB_MAX_PARKING 8
+
+/* An endpoint's part in closing an idle connection. */
+enum openib_park {
+    OPENIB_PARK_NONE = 0,
+    OPENIB_PARK_ASKED,     /* we sent CLOSE_REQ and wait for the answer */
+    OPENIB_PARK_CLOSER,    /* the peer agreed: we close (at the next progress) */
+    OPENIB_PARK_RESPONDER, /* we agreed: we close once the peer has closed */
+};
 
 struct openib_pack_cache;
 
@@ -93,6 +103,7 @@ struct openib_stats {
     uint64_t ring_offers_taken;          /* rings peers offered us */
     uint64_t recv_short;                 /* receives too short for our header: dropped */
     uint64_t conn_made[OPENIB_STATS_CPCS], conn_failed;
+    uint64_t conn_closed_idle;           /* idle connections closed (btl_openib_max_peers) */
     uint64_t conn_usec_sum[OPENIB_STATS_CPCS], conn_usec_max[OPENIB_STATS_CPCS];
 };
 
@@ -109,6 +120,7 @@ struct openib_frag_list_ctx {
     opal_free_list_t *home;
     enum openib_frag_kind kind;
     uint8_t qp;
+    uint32_t size;                       /* each item's registered buffer, bytes */
 };
 
 typedef struct mca_btl_openib_module {
@@ -120,7 +132,9 @@ typedef struct mca_btl_openib_module {
     union ibv_gid gid;
     uint32_t ipv4;                       /* from a RoCE v2 IPv4 GID, network order */
     struct ibv_cq *cq;
-    int cq_used;                         /* completions that may be outstanding */
+    int cq_recv;                         /* CQ entries kept for receives (btl_openib_cq.h) */
+    int32_t send_budget;                 /* send WRs the port may still post (btl_openib_cq.h) */
+    int32_t send_budget_total;
     struct ibv_srq *srq[OPENIB_MAX_QUEUES]; /* S queues; XRC SRQs for X queues */
     uint32_t srq_wr[OPENIB_MAX_QUEUES];  /* buffers posted to each (grows on its limit event) */
     struct openib_xrc_tgt *xrc_tgts;     /* XRC: target QPs made for remote send QPs */
@@ -134,9 +148,17 @@ typedef struct mca_btl_openib_module {
     bool frags_ready;
     bool finalized;
     opal_free_list_t send_frags[OPENIB_MAX_QUEUES];  /* registered, one size class per queue */
+    /* Smaller send buffers for queue 0, when its buffers are large
+     * (btl_openib_frag.c): a queue's receive buffer size says what may
+     * arrive, not what each sender must hold for a small message. */
+    opal_free_list_t send_small[OPENIB_SEND_SMALL_CLASSES];
+    int num_send_small;
     opal_free_list_t recv_frags[OPENIB_MAX_QUEUES];
     opal_free_list_t rdma_frags;         /* put/get/atomic descriptors */
-    struct openib_frag_list_ctx fl_ctx[2 * OPENIB_MAX_QUEUES + 1];
+    /* Endpoints' credit mailboxes, carved from registered chunks: a peer
+     * costs 2 x OPENIB_MAILBOX_ENTRIES words, not two MRs and their pages. */
+    opal_free_list_t mailboxes;
+    struct openib_frag_list_ctx fl_ctx[2 * OPENIB_MAX_QUEUES + 1 + OPENIB_SEND_SMALL_CLASSES];
     opal_pointer_array_t endpoints;      /* every endpoint of this module */
     opal_proc_table_t peers;             /* process name -> endpoint (btl_openib_proc.c) */
     opal_hash_table_t qp_map;            /* local QP number -> endpoint */
@@ -145,6 +167,12 @@ typedef struct mca_btl_openib_module {
     int num_eager;
     mca_btl_base_module_error_cb_fn_t error_cb;
     struct openib_pack_cache *pack_cache; /* hooked packing's cursors (btl_openib_pack.c) */
+    /* btl_openib_max_peers (btl_openib_peer_limit.c) */
+    uint64_t use_clock;                  /* ticks once per message sent or received */
+    struct mca_btl_base_endpoint_t *parking[OPENIB_MAX_PARKING]; /* idle closes agreed */
+    int num_parking;
+    bool over_limit;                     /* more peers than allowed, none idle yet */
+    uint64_t limit_next_usec;            /* when to look for an idle one again */
     struct openib_stats stats;
 } mca_btl_openib_module_t;
 
@@ -157,6 +185,7 @@ struct openib_ep_qp {
      * unsignaled ones posted before it (RC completes in order). */
     uint32_t unsignaled;     /* posted unsignaled since the last signaled WQE */
     uint32_t *reclaim;       /* ring: WQEs each pending signaled WQE frees */
+    uint32_t sq_bytes;       /* its send queue's size (btl_openib_peer_cost.h) */
     uint32_t reclaim_head, reclaim_tail, reclaim_size;
     /* Per-peer (P) queues: the peer posted `count` buffers for us. */
     uint32_t sent;           /* sends posted to the peer's buffers, ever */
@@ -185,11 +214,6 @@ struct openib_eager_rdma {
     uint32_t peer_returned;    /* slots the peer consumed, ever (learned) */
 };
 
-/* Credit mailbox entries: one per receive queue, then the eager ring's,
- * then the word a closing peer sets (btl_openib_teardown.c). */
-#define OPENIB_MAILBOX_EAGER OPENIB_MAX_QUEUES
-#define OPENIB_MAILBOX_CLOSED (OPENIB_MAX_QUEUES + 1)
-#define OPENIB_MAILBOX_ENTRIES (OPENIB_MAX_QUEUES + 2)
 
 
 struct mca_btl_base_endpoint_t {
@@ -197,8 +221,10 @@ struct mca_btl_base_endpoint_t {
     mca_btl_openib_module_t *module;
     opal_proc_t *proc;
     opal_process_name_t name;
-    struct openib_modex_port peer_port;
+    /* What the CPC needs of the peer's port, taken from its modex entry
+     * (the entry itself, with every CPC's blob, is not kept per peer). */
     struct openib_cpc_port peer_cpc_port;
+    char peer_dev_name[32];              /* peer_cpc_port.dev_name points here */
     struct openib_cpc_module *cpc;
     struct openib_modex_cpc remote_cpc;
     struct openib_cpc_endpoint cpc_ep;
@@ -215,6 +241,10 @@ struct mca_btl_base_endpoint_t {
                                             arrived on QP q (btl_openib_cts.h) */
     bool cts_established;                /* uses_cts responder: the CM connected all */
     bool qps_created;
+    bool cq_reserved;                    /* its per-peer receives have CQ room */
+    uint8_t park;                        /* enum openib_park */
+    long park_deadline_ms;               /* a responder closes by then whatever the peer does */
+    uint64_t last_used;                  /* module->use_clock at its last message */
     bool is_self;                        /* loopback: QPs connected to themselves */
     bool closing;                        /* being torn down: nothing new is posted */
     bool quiesced;                       /* its QPs' work is all completed (teardown) */
@@ -223,10 +253,10 @@ struct mca_btl_base_endpoint_t {
     bool stalled;
     int index;                           /* in module->endpoints */
     /* Credit mailbox: the peer RDMA-writes its `reposted` counters here. */
+    opal_free_list_item_t *mailbox_item; /* from module->mailboxes: mailbox, then credit_src */
     volatile uint32_t *mailbox;
-    struct ibv_mr *mailbox_mr;
     uint32_t *credit_src;                /* what we RDMA-write to the peer */
-    struct ibv_mr *credit_src_mr;
+    uint32_t mailbox_lkey, mailbox_rkey;
     uint64_t peer_mailbox_addr;
     uint32_t peer_mailbox_rkey;
     struct openib_eager_rdma eager;
@@ -279,6 +309,7 @@ int openib_module_fini(mca_btl_openib_module_t *m);
 mca_btl_openib_endpoint_t *openib_endpoint_create(mca_btl_openib_module_t *m, opal_proc_t *proc,
                                                   const struct openib_modex_port *peer);
 void openib_endpoint_destroy(mca_btl_openib_endpoint_t *ep);
+int openib_endpoint_reset(mca_btl_openib_endpoint_t *ep);
 extern const struct openib_cpc_btl_ops openib_cpc_btl_ops;
 
 /* modex (btl_openib_modex.c) */

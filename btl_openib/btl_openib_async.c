@@ -12,7 +12,7 @@
 
 #include "btl_openib/btl_openib_async.h"
 #include "btl_openib/btl_openib_frag.h"
-#include "btl_openib/btl_openib_qp_state.h"
+#include "btl_openib/btl_openib_cq.h"
 #include "btl_openib/btl_openib_send.h"
 #include "mca/btl_openib_params.h"
 
@@ -88,8 +88,6 @@ static void fail_ports(struct openib_device *dev, int port, const char *why)
  * OPENIB_SRQ_GROWTH times what was asked for (so a slow receiver cannot
  * pin unbounded memory; beyond that RNR retry absorbs the overload), and
  * arm the one-shot limit event again. */
-#define OPENIB_SRQ_GROWTH 4
-
 static void grow_srq(mca_btl_openib_module_t *m, int q)
 {
     m->stats.srq_low++;
@@ -103,7 +101,7 @@ static void grow_srq(mca_btl_openib_module_t *m, int q)
     if (want > (uint32_t) m->dev->attr.max_srq_wr) {
         want = (uint32_t) m->dev->attr.max_srq_wr;
     }
-    if (want > have && OPAL_SUCCESS == openib_cq_reserve(m, (int) (want - have))) {
+    if (want > have) { /* the CQ has room for the largest size (btl_openib_cq.c) */
         sa = (struct ibv_srq_attr) { .max_wr = want };
         if (ibv_modify_srq(m->srq[q], &sa, IBV_SRQ_MAX_WR)) {
             OPENIB_VERBOSE(10, "%s:%d: resizing shared receive queue %d to %u failed: %s",
@@ -119,7 +117,6 @@ static void grow_srq(mca_btl_openib_module_t *m, int q)
                 break;
             }
         }
-        m->cq_used -= (int) (want - i); /* what could not be posted needs no room */
         m->srq_wr[q] = i;
         OPENIB_VERBOSE(10, "%s:%d: shared receive queue %d ran low; grew it from %u to %u buffers",
                        m->dev->name, m->port_num, q, have, i);

@@ -100,15 +100,16 @@ int openib_credits_write(mca_btl_openib_endpoint_t *ep, int idx, uint32_t value)
     struct ibv_sge sge;
     int rc;
 
-    /* One send WQE is kept back for this so credits can always flow. */
-    if (ep->qps[0].sd_wqe <= 0) {
+    /* One send WQE, and some of the port's budget, are kept back for this
+     * so credits can always flow. */
+    if (ep->qps[0].sd_wqe <= 0 || ep->module->send_budget <= 0) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     ep->credit_src[idx] = value;
     sge = (struct ibv_sge) {
         .addr = (uintptr_t) &ep->credit_src[idx],
         .length = sizeof(uint32_t),
-        .lkey = ep->credit_src_mr->lkey,
+        .lkey = ep->mailbox_lkey,
     };
     wr = (struct ibv_send_wr) {
         .wr_id = OPENIB_WRID_MAKE(ep, 0), /* completion frees the WQE */

@@ -340,7 +340,7 @@ int openib_eager_rdma_send_frag(mca_btl_openib_endpoint_t *ep, struct openib_fra
     /* In-place fragments are two pieces; the footer must fit behind the
      * message in the fragment's own buffer. */
     if (f->des.des_segment_count != 1 ||
-        sizeof(struct openib_hdr) + wire > mca_btl_openib_component.rq.q[f->qp].size) {
+        sizeof(struct openib_hdr) + wire > f->size) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
     off = openib_eager_msg_offset(e->peer_slot_size, size);

@@ -14,6 +14,7 @@
 
 #include "btl_openib/btl_openib.h"
 #include "btl_openib/btl_openib_clock.h"
+#include "btl_openib/btl_openib_cq.h"
 #include "btl_openib/btl_openib_credits.h"
 #include "btl_openib/btl_openib_cts.h"
 #include "btl_openib/btl_openib_eager_rdma.h"
@@ -21,6 +22,8 @@
 #include "btl_openib/btl_openib_lock.h"
 #include "btl_openib/btl_openib_qp_state.h"
 #include "btl_openib/btl_openib_order.h"
+#include "btl_openib/btl_openib_peer_cost.h"
+#include "btl_openib/btl_openib_peer_limit.h"
 #include "btl_openib/btl_openib_proc.h"
 #include "btl_openib/btl_openib_send.h"
 #include "btl_openib/btl_openib_teardown.h"
@@ -42,23 +45,26 @@ static void resource_failed(mca_btl_openib_endpoint_t *ep, const char *what, int
     OPENIB_VERBOSE(1, "%s: %s", ep->desc, ep->conn.why);
 }
 
+/* The mailbox the peer RDMA-writes credits into and the words we write
+ * from, one item of the module's registered list. An item goes back to
+ * the list only after the endpoint's QPs are destroyed, so no late write
+ * of the old peer can reach the next endpoint that gets it. */
 static int create_mailbox(mca_btl_openib_endpoint_t *ep)
 {
-    struct ibv_pd *pd = ep->module->dev->pd;
-    size_t sz = OPENIB_MAILBOX_ENTRIES * sizeof(uint32_t);
+    opal_free_list_item_t *it = opal_free_list_get(&ep->module->mailboxes);
+    struct openib_reg *reg;
 
-    ep->mailbox = calloc(1, sz);
-    ep->credit_src = calloc(1, sz);
-    if (!ep->mailbox || !ep->credit_src) {
+    if (NULL == it) {
+        resource_failed(ep, "registering credit mailboxes", errno ? errno : ENOMEM);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    ep->mailbox_mr = ibv_reg_mr(pd, (void *) ep->mailbox, sz,
-                                IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-    ep->credit_src_mr = ibv_reg_mr(pd, ep->credit_src, sz, IBV_ACCESS_LOCAL_WRITE);
-    if (!ep->mailbox_mr || !ep->credit_src_mr) {
-        resource_failed(ep, "registering the credit mailbox", errno);
-        return OPAL_ERR_OUT_OF_RESOURCE;
-    }
+    memset(it->ptr, 0, OPENIB_MAILBOX_BYTES);
+    reg = (struct openib_reg *) it->registration;
+    ep->mailbox_item = it;
+    ep->mailbox = it->ptr;
+    ep->credit_src = (uint32_t *) it->ptr + OPENIB_MAILBOX_ENTRIES;
+    ep->mailbox_lkey = reg->mr->lkey;
+    ep->mailbox_rkey = reg->mr->rkey;
     return OPAL_SUCCESS;
 }
 
@@ -77,17 +83,18 @@ static void note_started(mca_btl_openib_endpoint_t *ep)
     }
 }
 
-/* Room in the CQ for everything this endpoint's QPs can complete. */
-static int reserve_cq(mca_btl_openib_module_t *m, const struct openib_rq_spec *rq)
+/* CQ entries this endpoint's per-peer receive buffers may complete (its
+ * sends come out of the port's send budget, btl_openib_cq.h). */
+static int pp_receives(const struct openib_rq_spec *rq)
 {
-    int q, need = rq->num * openib_params.max_send_wr;
+    int q, need = 0;
 
     for (q = 0; q < rq->num; ++q) {
         if (rq->q[q].type == OPENIB_RQ_PP) {
-            need += rq->q[q].count;
+            need += (int) rq->q[q].count;
         }
     }
-    return openib_cq_reserve(m, need);
+    return need;
 }
 
 /* Create this endpoint's QPs (one per receive queue) in INIT. */
@@ -112,13 +119,14 @@ static int create_qps(mca_btl_openib_endpoint_t *ep)
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
-    rc = reserve_cq(m, rq);
+    rc = openib_cq_reserve_recv(m, pp_receives(rq));
     if (OPAL_SUCCESS != rc) {
         snprintf(ep->conn.why, sizeof(ep->conn.why), "the completion queue of %s:%d cannot "
-                 "grow for another peer (raise btl_openib_cq_size, or lower max_send_wr)",
-                 m->dev->name, m->port_num);
+                 "grow for another peer's per-peer receive buffers (lower the P counts in "
+                 "btl_openib_receive_queues)", m->dev->name, m->port_num);
         return rc;
     }
+    ep->cq_reserved = true;
     for (q = 0; q < rq->num; ++q) {
         struct ibv_qp_init_attr ia = {
             .send_cq = m->cq,
@@ -152,6 +160,7 @@ static int create_qps(mca_btl_openib_endpoint_t *ep)
             return OPAL_ERR_OUT_OF_RESOURCE;
         }
         qp->sd_wqe = (int32_t) ia.cap.max_send_wr; /* see openib_qp_data_room */
+        qp->sq_bytes = (uint32_t) openib_send_queue_bytes(&ia.cap);
         opal_hash_table_set_value_uint32(&m->qp_map, qp->qp->qp_num, ep);
     }
     ep->num_qps = rq->num;
@@ -185,7 +194,7 @@ static int cb_local_qp_info(void *btl_ep, struct openib_cpc_qp_info *out)
     }
     out->rq_layout = openib_rq_spec_hash(&mca_btl_openib_component.rq);
     out->mailbox_addr = (uintptr_t) ep->mailbox;
-    out->mailbox_rkey = ep->mailbox_mr->rkey;
+    out->mailbox_rkey = ep->mailbox_rkey;
     return OPAL_SUCCESS;
 }
 
@@ -316,15 +325,25 @@ void openib_endpoint_connected(mca_btl_openib_endpoint_t *ep)
     if (!ep->is_self) {
         int k = stats_slot(ep);
         uint64_t usec = ep->conn_t0_usec ? openib_now_usec() - ep->conn_t0_usec : 0;
+        struct openib_peer_cost c;
 
         st->conn_made[k]++;
         st->conn_usec_sum[k] += usec;
         if (usec > st->conn_usec_max[k]) {
             st->conn_usec_max[k] = usec;
         }
+        openib_peer_cost(ep, &c);
+        OPENIB_VERBOSE(10, "%s: connected; this peer costs %llu bytes of host memory: %d QP(s) "
+                       "with %llu bytes of send queue, endpoint %llu, per-peer receive buffers %llu",
+                       ep->desc, (unsigned long long) openib_peer_cost_bytes(&c), c.qps,
+                       (unsigned long long) c.send_queue, (unsigned long long) c.endpoint,
+                       (unsigned long long) c.recv);
     }
     openib_lazy_connected(&ep->conn);
     (void) openib_credits_return(ep);
+    if (!ep->is_self) {
+        openib_peer_limit_check(ep->module);
+    }
     if (!ep->eager.offered && ep->eager.seen >= (uint32_t) openib_params.eager_rdma_threshold) {
         openib_eager_rdma_offer(ep);
     }
@@ -382,6 +401,12 @@ static struct openib_cpc_endpoint *cb_endpoint_for_peer(void *btl, const void *p
     }
     memcpy(&name, peer_id, sizeof(name));
     ep = openib_peer_contacted_us(btl, &name, why, why_len);
+    if (ep && OPENIB_PARK_NONE != ep->park) {
+        /* the last connection is still being closed here: the CPC has the
+         * peer retry, and the retry finds a fresh endpoint */
+        snprintf(why, why_len, "closing the previous, idle connection with it");
+        return NULL;
+    }
     return ep && !ep->is_self ? &ep->cpc_ep : NULL;
 }
 
@@ -449,6 +474,81 @@ static const struct openib_lazy_ops lazy_ops = {
     .fail = lazy_fail,
 };
 
+/* What a quiesced endpoint's connection holds: its QPs, their CQ room, its
+ * ring and its mailbox (the CPC's part is the caller's). */
+static void release_connection(mca_btl_openib_endpoint_t *ep)
+{
+    mca_btl_openib_module_t *m = ep->module;
+    int q;
+
+    for (q = 0; q < OPENIB_MAX_QUEUES; ++q) {
+        if (ep->qps[q].qp) {
+            opal_hash_table_remove_value_uint32(&m->qp_map, ep->qps[q].qp->qp_num);
+            ibv_destroy_qp(ep->qps[q].qp);
+        }
+        free(ep->qps[q].reclaim);
+    }
+    memset(ep->qps, 0, sizeof(ep->qps));
+    ep->num_qps = 0;
+    ep->qps_created = false;
+    if (ep->cq_reserved) {
+        openib_cq_release_recv(m, pp_receives(&mca_btl_openib_component.rq));
+        ep->cq_reserved = false;
+    }
+    openib_eager_rdma_fini(ep); /* the QPs are gone: nothing writes the ring now */
+    if (ep->mailbox_item) {
+        opal_free_list_return(&m->mailboxes, ep->mailbox_item);
+        ep->mailbox_item = NULL;
+    }
+    ep->mailbox = NULL;
+    ep->credit_src = NULL;
+}
+
+/* The CPC's side of the endpoint, fresh: at creation, and again for each
+ * connection after an idle close. */
+static int cpc_endpoint_setup(mca_btl_openib_endpoint_t *ep)
+{
+    openib_cpc_endpoint_init(&ep->cpc_ep);
+    ep->cpc_ep.btl_ep = ep;
+    ep->cpc_ep.btl_ops = &openib_cpc_btl_ops;
+    ep->cpc_ep.peer_desc = ep->desc;
+    ep->cpc_ep.local_id = &opal_proc_local_get()->proc_name;
+    ep->cpc_ep.peer_id = &ep->name;
+    ep->cpc_ep.id_len = sizeof(opal_process_name_t);
+    ep->cpc_ep.peer_blob = ep->remote_cpc.blob;
+    ep->cpc_ep.peer_blob_len = ep->remote_cpc.blob_len;
+    ep->cpc_ep.peer_port = &ep->peer_cpc_port;
+    return openib_connect_endpoint_init(ep->cpc, &ep->cpc_ep);
+}
+
+/* After an idle close (btl_openib_peer_limit.c) both sides have
+ * delivered everything and quiesced: the endpoint starts over as if new,
+ * keeping the sends that wait for the next connection. */
+int openib_endpoint_reset(mca_btl_openib_endpoint_t *ep)
+{
+    int rc;
+
+    if (ep->cpc) {
+        openib_connect_endpoint_finalize(ep->cpc, &ep->cpc_ep);
+    }
+    release_connection(ep);
+    ep->send_seq = ep->recv_seq = 0;
+    ep->cts_wait = 0;
+    ep->cts_established = false;
+    ep->closing = ep->quiesced = false;
+    ep->markers = 0;
+    ep->peer_mailbox_addr = 0;
+    ep->peer_mailbox_rkey = 0;
+    ep->conn_t0_usec = 0;
+    ep->park = OPENIB_PARK_NONE;
+    rc = cpc_endpoint_setup(ep);
+    if (OPAL_SUCCESS != rc) {
+        openib_lazy_failed(&ep->conn, rc, "the CPC could not set up the endpoint again");
+        return rc;
+    }
+    return openib_lazy_reopen(&ep->conn);
+}
+
 mca_btl_openib_endpoint_t *openib_endpoint_create(mca_btl_openib_module_t *m, opal_proc_t *proc,
                                                   const struct openib_modex_port *peer)
 {
@@ -473,7 +573,6 @@ mca_btl_openib_endpoint_t *openib_endpoint_create(mca_btl_openib_module_t *m, op
     ep->proc = proc;
     ep->name = proc->proc_name;
     ep->is_self = proc == opal_proc_local_get();
-    ep->peer_port = *peer;
     ep->cpc = local;
     ep->remote_cpc = *remote;
     snprintf(ep->desc, sizeof(ep->desc), "rank %u (%s) port %s:%d", proc->proc_name.vpid,
@@ -482,20 +581,11 @@ mca_btl_openib_endpoint_t *openib_endpoint_create(mca_btl_openib_module_t *m, op
     OBJ_CONSTRUCT(&ep->held, opal_list_t);
     openib_lazy_init(&ep->conn, &lazy_ops, ep);
 
-    openib_connect_modex_peer_port(&ep->peer_port, &ep->peer_cpc_port);
+    openib_connect_modex_peer_port(peer, &ep->peer_cpc_port);
+    snprintf(ep->peer_dev_name, sizeof(ep->peer_dev_name), "%s", peer->dev_name);
+    ep->peer_cpc_port.dev_name = ep->peer_dev_name;
 
-    openib_cpc_endpoint_init(&ep->cpc_ep);
-    ep->cpc_ep.btl_ep = ep;
-    ep->cpc_ep.btl_ops = &openib_cpc_btl_ops;
-    ep->cpc_ep.peer_desc = ep->desc;
-    ep->cpc_ep.local_id = &opal_proc_local_get()->proc_name;
-    ep->cpc_ep.peer_id = &ep->name;
-    ep->cpc_ep.id_len = sizeof(opal_process_name_t);
-    ep->cpc_ep.peer_blob = ep->remote_cpc.blob;
-    ep->cpc_ep.peer_blob_len = ep->remote_cpc.blob_len;
-    ep->cpc_ep.peer_port = &ep->peer_cpc_port;
-
-    if (OPAL_SUCCESS != openib_connect_endpoint_init(local, &ep->cpc_ep)) {
+    if (OPAL_SUCCESS != cpc_endpoint_setup(ep)) {
         OPENIB_VERBOSE(1, "CPC %s could not set up an endpoint for %s", local->component->name,
                        ep->desc);
         openib_lazy_fini(&ep->conn);
@@ -510,7 +600,6 @@ mca_btl_openib_endpoint_t *openib_endpoint_create(mca_btl_openib_module_t *m, op
 void openib_endpoint_destroy(mca_btl_openib_endpoint_t *ep)
 {
     mca_btl_openib_module_t *m;
-    int q;
 
     if (NULL == ep) {
         return;
@@ -526,27 +615,10 @@ void openib_endpoint_destroy(mca_btl_openib_endpoint_t *ep)
     OBJ_DESTRUCT(&ep->pending);
     openib_order_drop(ep);
     OBJ_DESTRUCT(&ep->held);
-    for (q = 0; q < OPENIB_MAX_QUEUES; ++q) {
-        if (ep->qps[q].qp) {
-            opal_hash_table_remove_value_uint32(&m->qp_map, ep->qps[q].qp->qp_num);
-            ibv_destroy_qp(ep->qps[q].qp);
-        }
-        free(ep->qps[q].reclaim);
-    }
     if (ep->stalled) {
         opal_list_remove_item(&m->stalled, &ep->super);
     }
-    openib_eager_rdma_fini(ep); /* the QPs are gone: nothing writes the ring now */
-    if (ep->mailbox_mr && ibv_dereg_mr(ep->mailbox_mr)) {
-        OPENIB_VERBOSE(1, "deregistering the credit mailbox of %s failed: %s", ep->desc,
-                       strerror(errno));
-    }
-    if (ep->credit_src_mr && ibv_dereg_mr(ep->credit_src_mr)) {
-        OPENIB_VERBOSE(1, "deregistering the credit source of %s failed: %s", ep->desc,
-                       strerror(errno));
-    }
-    free((void *) ep->mailbox);
-    free(ep->credit_src);
+    release_connection(ep);
     opal_pointer_array_set_item(&m->endpoints, ep->index, NULL);
     opal_proc_table_remove_value(&m->peers, ep->name);
     OBJ_DESTRUCT(&ep->super);

@@ -1,5 +1,6 @@
 /*
- * btl_openib_frag.c - fragment free lists.
+ * btl_openib_frag.c - fragment free lists: send and receive buffers per
+ * receive queue, small send buffers for queue 0, RDMA descriptors.
  */
 #include "opal_config.h"
 
@@ -22,6 +23,7 @@ static int frag_item_init(opal_free_list_item_t *item, void *ctx)
     f->home = c->home;
     f->kind = c->kind;
     f->qp = c->qp;
+    f->size = c->size;
     f->ep = NULL;
     f->des.des_segments = f->seg;
     f->des.des_segment_count = 1;
@@ -36,7 +38,8 @@ static int list_init(mca_btl_openib_module_t *m, opal_free_list_t *fl,
                      struct openib_frag_list_ctx *c, enum openib_frag_kind kind, uint8_t qp,
                      size_t payload, int num)
 {
-    *c = (struct openib_frag_list_ctx) { .m = m, .home = fl, .kind = kind, .qp = qp };
+    *c = (struct openib_frag_list_ctx) {
+        .m = m, .home = fl, .kind = kind, .qp = qp, .size = (uint32_t) payload };
     return opal_free_list_init(fl, sizeof(openib_frag_t), opal_cache_line_size,
                                OBJ_CLASS(openib_frag_t), payload, payload ? 64 : 0, num,
                                openib_params.free_list_max, openib_params.free_list_inc,
@@ -44,18 +47,49 @@ static int list_init(mca_btl_openib_module_t *m, opal_free_list_t *fl,
                                payload ? m->dev->rcache : NULL, frag_item_init, c);
 }
 
+/* Send buffer sizes for small messages to queue 0. With one large shared
+ * queue (the default: one QP per peer), every message would otherwise hold
+ * a buffer of that queue's size while it is in flight: 10,000 small
+ * messages in flight would pin 640 MiB of 64 KiB buffers. The receiver's
+ * buffer size does not depend on the sender's. */
+static const uint32_t small_sizes[OPENIB_SEND_SMALL_CLASSES] = OPENIB_SEND_SMALL_SIZES;
+
 int openib_frag_lists_init(mca_btl_openib_module_t *m)
 {
     const struct openib_rq_spec *rq = &mca_btl_openib_component.rq;
     int i, rc;
 
+    m->num_send_small = 0;
+    for (i = 0; i < OPENIB_SEND_SMALL_CLASSES && rq->num > 0; ++i) {
+        if (small_sizes[i] < rq->q[0].size) {
+            m->num_send_small = i + 1;
+        }
+    }
     /* Construct every list first so that fini can destruct all of them
      * whatever step below fails. */
     for (i = 0; i < rq->num; ++i) {
         OBJ_CONSTRUCT(&m->send_frags[i], opal_free_list_t);
         OBJ_CONSTRUCT(&m->recv_frags[i], opal_free_list_t);
     }
+    for (i = 0; i < m->num_send_small; ++i) {
+        OBJ_CONSTRUCT(&m->send_small[i], opal_free_list_t);
+    }
     OBJ_CONSTRUCT(&m->rdma_frags, opal_free_list_t);
+    OBJ_CONSTRUCT(&m->mailboxes, opal_free_list_t);
+    rc = opal_free_list_init(&m->mailboxes, sizeof(opal_free_list_item_t), opal_cache_line_size,
+                             OBJ_CLASS(opal_free_list_item_t), OPENIB_MAILBOX_BYTES,
+                             sizeof(uint64_t), 0, -1, openib_params.free_list_inc,
+                             mca_mpool_base_default_module, 0, m->dev->rcache, NULL, NULL);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    for (i = 0; i < m->num_send_small; ++i) {
+        rc = list_init(m, &m->send_small[i], &m->fl_ctx[2 * OPENIB_MAX_QUEUES + 1 + i],
+                       OPENIB_FRAG_SEND, 0, small_sizes[i], openib_params.free_list_num);
+        if (OPAL_SUCCESS != rc) {
+            return rc;
+        }
+    }
     for (i = 0; i < rq->num; ++i) {
         rc = list_init(m, &m->send_frags[i], &m->fl_ctx[2 * i], OPENIB_FRAG_SEND, i,
                        rq->q[i].size, openib_params.free_list_num);
@@ -82,18 +116,31 @@ void openib_frag_lists_fini(mca_btl_openib_module_t *m)
         OBJ_DESTRUCT(&m->send_frags[i]);
         OBJ_DESTRUCT(&m->recv_frags[i]);
     }
+    for (i = 0; i < m->num_send_small; ++i) {
+        OBJ_DESTRUCT(&m->send_small[i]);
+    }
     OBJ_DESTRUCT(&m->rdma_frags);
+    OBJ_DESTRUCT(&m->mailboxes);
 }
 
 openib_frag_t *openib_frag_alloc_send(mca_btl_openib_module_t *m, size_t bytes)
 {
-    int q = openib_rq_spec_pick(&mca_btl_openib_component.rq, bytes + sizeof(struct openib_hdr));
+    size_t need = bytes + sizeof(struct openib_hdr);
+    int q = openib_rq_spec_pick(&mca_btl_openib_component.rq, need), i;
+    opal_free_list_t *fl;
     openib_frag_t *f;
 
     if (q < 0) {
         return NULL;
     }
-    f = (openib_frag_t *) opal_free_list_get(&m->send_frags[q]);
+    fl = &m->send_frags[q];
+    for (i = 0; 0 == q && i < m->num_send_small; ++i) {
+        if (need <= small_sizes[i]) {
+            fl = &m->send_small[i];
+            break;
+        }
+    }
+    f = (openib_frag_t *) opal_free_list_get(fl);
     if (f) {
         f->des.des_flags = 0;
         f->des.des_cbfunc = NULL;

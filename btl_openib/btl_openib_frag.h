@@ -19,6 +19,7 @@ struct openib_frag {
     mca_btl_openib_module_t *m;
     opal_free_list_t *home;
     struct openib_hdr *hdr;          /* registered buffer (send/recv) */
+    uint32_t size;                   /* its bytes, our header included */
     uint32_t lkey;
     uint32_t len;                    /* bytes on the wire, header included */
     struct ibv_sge sge[2];

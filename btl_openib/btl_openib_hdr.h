@@ -13,6 +13,10 @@
 /* Tags below MCA_BTL_TAG_PML (0x40) are ours and never reach the PML. */
 #define OPENIB_TAG_CREDIT 0       /* only carries credits */
 #define OPENIB_TAG_EAGER_RDMA 1   /* an eager-RDMA ring offer */
+/* Closing an idle connection (btl_openib_peer_limit.c); no payload. */
+#define OPENIB_TAG_CLOSE_REQ 2    /* may we close? */
+#define OPENIB_TAG_CLOSE_ACK 3    /* yes: nothing more from us */
+#define OPENIB_TAG_CLOSE_NACK 4   /* not now: busy with you */
 #define OPENIB_TAG_PML_FIRST 0x40 /* MCA_BTL_TAG_PML */
 #define OPENIB_NO_CREDIT_QP 0xff
 #define OPENIB_EAGER_CR_QP 0xfe   /* credits are eager-RDMA ring slots */

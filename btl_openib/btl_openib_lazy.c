@@ -1,5 +1,6 @@
 /*
- * btl_openib_lazy.c - the CLOSED -> CONNECTING -> CONNECTED|FAILED machine.
+ * btl_openib_lazy.c - the CLOSED -> CONNECTING -> CONNECTED|FAILED machine,
+ * and CONNECTED -> CLOSING -> CLOSED (or back to CONNECTED) for idle closes.
  */
 #include "opal_config.h"
 
@@ -52,6 +53,7 @@ int openib_lazy_submit(struct openib_lazy_conn *c, opal_list_item_t *item)
         opal_list_append(&c->queued, item);
         return OPAL_SUCCESS;
     case OPENIB_CONN_CONNECTING:
+    case OPENIB_CONN_CLOSING:
         opal_list_append(&c->queued, item);
         return OPAL_SUCCESS;
     case OPENIB_CONN_CLOSED:
@@ -82,6 +84,16 @@ int openib_lazy_connected(struct openib_lazy_conn *c)
     return first;
 }
 
+int openib_lazy_reopen(struct openib_lazy_conn *c)
+{
+    if (c->state == OPENIB_CONN_FAILED) {
+        return OPAL_ERR_UNREACH;
+    }
+    c->state = OPENIB_CONN_CLOSED;
+    c->why[0] = '\0';
+    return opal_list_is_empty(&c->queued) ? OPAL_SUCCESS : openib_lazy_start(c);
+}
+
 void openib_lazy_failed(struct openib_lazy_conn *c, int rc, const char *why)
 {
     opal_list_item_t *item;
@@ -103,6 +115,7 @@ const char *openib_lazy_state_name(enum openib_conn_state s)
         [OPENIB_CONN_CONNECTING] = "CONNECTING",
         [OPENIB_CONN_CONNECTED] = "CONNECTED",
         [OPENIB_CONN_FAILED] = "FAILED",
+        [OPENIB_CONN_CLOSING] = "CLOSING",
     };
     return (unsigned) s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
 }

@@ -5,7 +5,10 @@
  * start_connect) and is queued; further sends queue behind it in order. When
  * the CPC reports completion the queue drains in the order the sends were
  * made; when it reports failure every queued send fails and the endpoint
- * stays FAILED: later sends return OPAL_ERR_UNREACH.
+ * stays FAILED: later sends return OPAL_ERR_UNREACH. A connection being
+ * closed while idle (btl_openib_peer_limit.c) is CLOSING: sends queue, and
+ * openib_lazy_reopen makes it CLOSED again, connecting at once when sends
+ * wait.
  * Device-free (opal lists only) so it is unit-tested without hardware.
  */
 #ifndef BTL_OPENIB_LAZY_H
@@ -20,6 +23,7 @@ enum openib_conn_state {
     OPENIB_CONN_CONNECTING,
     OPENIB_CONN_CONNECTED,
     OPENIB_CONN_FAILED,
+    OPENIB_CONN_CLOSING,
 };
 
 struct openib_lazy_ops {
@@ -53,6 +57,10 @@ int openib_lazy_start(struct openib_lazy_conn *c);
 
 /* The CPC finished: drain the queue in order. Returns the first send error. */
 int openib_lazy_connected(struct openib_lazy_conn *c);
+
+/* Closed cleanly (idle): CLOSED again, and connecting at once when
+ * sends wait. Returns what openib_lazy_start does, or OPAL_SUCCESS. */
+int openib_lazy_reopen(struct openib_lazy_conn *c);
 
 /* The CPC failed: fail every queued send. */
 void openib_lazy_failed(struct openib_lazy_conn *c, int rc, const char *why);

@@ -17,6 +17,7 @@
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_hmem_glue.h"
 #include "btl_openib/btl_openib_module.h"
+#include "btl_openib/btl_openib_peer_limit.h"
 #include "btl_openib/btl_openib_proc.h"
 #include "btl_openib/btl_openib_rdma.h"
 #include "btl_openib/btl_openib_reg.h"
@@ -288,6 +289,7 @@ int openib_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
         }
         return OPAL_ERR_RESOURCE_BUSY;
     }
+    openib_ep_touch(ep);
     if (OPAL_SUCCESS == sendi_inline(m, ep, conv, header, header_size, payload_size, tag)) {
         return OPAL_SUCCESS;
     }

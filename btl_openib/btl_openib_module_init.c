@@ -1,5 +1,5 @@
 /*
- * btl_openib_module_init.c - per-port resources: CQ, shared receive queues,
+ * btl_openib_module_init.c - per-port resources: CQ (btl_openib_cq.c), shared receive queues,
  * fragment lists and the CPC modules usable on the port.
  */
 #include "opal_config.h"
@@ -12,6 +12,7 @@
 
 #include "btl_openib/btl_openib.h"
 #include "btl_openib/btl_openib_async.h"
+#include "btl_openib/btl_openib_cq.h"
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_limits.h"
 #include "btl_openib/btl_openib_pack.h"
@@ -99,13 +100,20 @@ static int query_cpcs(mca_btl_openib_module_t *m)
     return openib_connect_query_port(p, m->cpcs, OPENIB_MAX_CPCS, &m->num_cpcs);
 }
 
-/* The largest inline size the device accepts for `want` (or for 512 when
- * max_inline_data is -1), found with probe QPs since verbs has no query
+/* Inline bytes when max_inline_data is -1. Every send WQE of every QP is
+ * sized for it, so it is paid per peer: 128 covers ob1's match header with
+ * a small payload (the latency-bound case); larger messages are copied from
+ * a registered fragment by the NIC's DMA at little extra cost. */
+#define OPENIB_DEFAULT_INLINE 128
+
+/* The largest inline size the device accepts for `want` (or for
+ * OPENIB_DEFAULT_INLINE when max_inline_data is -1), found with probe QPs since verbs has no query
  * for it: halving until one is created, then a binary search between the
  * last size refused and the first accepted, so an error can name the limit. */
 static uint32_t probe_max_inline(mca_btl_openib_module_t *m)
 {
-    uint32_t want = openib_params.max_inline_data < 0 ? 512 : (uint32_t) openib_params.max_inline_data;
+    uint32_t want = openib_params.max_inline_data < 0 ? OPENIB_DEFAULT_INLINE
+                                                      : (uint32_t) openib_params.max_inline_data;
     uint32_t refused = 0, got = 0, lo, hi;
 
     for (;;) {
@@ -149,21 +157,6 @@ static uint32_t probe_max_inline(mca_btl_openib_module_t *m)
     return lo > got ? lo : got;
 }
 
-/* Room in the CQ for the completions of the shared queues' buffers. */
-static int reserve_srq_completions(mca_btl_openib_module_t *m)
-{
-    const struct openib_rq_spec *rq = &mca_btl_openib_component.rq;
-    int q, need = 0;
-
-    for (q = 0; q < rq->num; ++q) {
-        if (rq->q[q].type != OPENIB_RQ_PP) {
-            uint32_t n = rq->q[q].count;
-            need += (int) (n > (uint32_t) m->dev->attr.max_srq_wr ? (uint32_t) m->dev->attr.max_srq_wr : n);
-        }
-    }
-    return openib_cq_reserve(m, need);
-}
-
 /* What the device table (btl_openib_device_defaults.c) says for this
  * port's device, where the user did not set the parameter: the CQ size
  * (raised, never lowered) and how many peers get an eager-RDMA ring. */
@@ -203,22 +196,14 @@ int openib_module_init(mca_btl_openib_module_t *m)
 
     /* openib_limits_check_port() fitted cq_size to the device */
     cqe = apply_device_table(m, cqe);
-    m->cq = ibv_create_cq(m->dev->ctx, cqe, NULL, NULL, 0);
-    if (NULL == m->cq) {
-        OPENIB_VERBOSE(1, "%s:%d: ibv_create_cq(%d) failed: %s", m->dev->name, m->port_num, cqe,
-                       strerror(errno));
-        rc = OPAL_ERR_OUT_OF_RESOURCE;
+    rc = openib_cq_create(m, cqe);
+    if (OPAL_SUCCESS != rc) {
         goto err;
     }
     m->max_inline = probe_max_inline(m);
     OPENIB_VERBOSE(10, "%s:%d: up to %u bytes inline in a work request", m->dev->name, m->port_num,
                    m->max_inline);
     rc = openib_limits_check_inline(m, m->max_inline);
-    if (OPAL_SUCCESS != rc) {
-        goto err;
-    }
-    /* a small cq_size grows to hold what the shared queues post */
-    rc = reserve_srq_completions(m);
     if (OPAL_SUCCESS != rc) {
         goto err;
     }
@@ -262,6 +247,8 @@ int openib_module_fini(mca_btl_openib_module_t *m)
         return OPAL_SUCCESS; /* ob1's btl_finalize, then our component close */
     }
     m->finalized = true;
+    m->num_parking = 0; /* every endpoint closes now */
+    m->over_limit = false;
     openib_endpoints_quiesce((mca_btl_openib_endpoint_t **) m->endpoints.addr,
                              opal_pointer_array_get_size(&m->endpoints));
     for (i = 0; i < opal_pointer_array_get_size(&m->endpoints); ++i) {
@@ -295,7 +282,7 @@ int openib_module_fini(mca_btl_openib_module_t *m)
         OPENIB_VERBOSE(10, "%s:%d statistics: sends %llu (%llu bytes, %llu inline, %llu in place), receives %llu "
                        "(%llu bytes), puts %llu, gets %llu, bounced %llu, atomics %llu, credit writes %llu, "
                        "waits for credits %llu, eager_rdma_sent %llu, eager_rdma_from_frags %llu, eager_rdma_received %llu, "
-                       "eager_rdma_rings %llu, packed_bytes %llu",
+                       "eager_rdma_rings %llu, packed_bytes %llu, closed_idle %llu",
                        m->dev->name, m->port_num, (unsigned long long) m->stats.sends,
                        (unsigned long long) m->stats.send_bytes,
                        (unsigned long long) m->stats.inline_sends,
@@ -311,7 +298,8 @@ int openib_module_fini(mca_btl_openib_module_t *m)
                        (unsigned long long) m->stats.eager_rdma_frag_sends,
                        (unsigned long long) m->stats.eager_rdma_recvs,
                        (unsigned long long) m->stats.eager_rdma_rings,
-                       (unsigned long long) m->stats.packed_bytes);
+                       (unsigned long long) m->stats.packed_bytes,
+                       (unsigned long long) m->stats.conn_closed_idle);
     }
     return OPAL_SUCCESS;
 }

@@ -13,6 +13,7 @@
 #include "btl_openib/btl_openib_eager_rdma.h"
 #include "btl_openib/btl_openib_lock.h"
 #include "btl_openib/btl_openib_order.h"
+#include "btl_openib/btl_openib_peer_limit.h"
 #include "btl_openib/btl_openib_send.h"
 #include "btl_openib/btl_openib_teardown.h"
 #include "btl_openib/btl_openib_wc.h"
@@ -36,11 +37,16 @@ void openib_deliver(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep, u
 
         m->stats.recvs++;
         m->stats.recv_bytes += len;
+        if (ep) {
+            openib_ep_touch(ep);
+        }
         if (OPAL_LIKELY(reg->cbfunc)) {
             OPENIB_CALLOUT(reg->cbfunc(&m->super, tag, &des, reg->cbdata));
         }
     } else if (tag == OPENIB_TAG_EAGER_RDMA && ep) {
         openib_eager_rdma_on_offer(ep, data, len);
+    } else if (tag >= OPENIB_TAG_CLOSE_REQ && tag <= OPENIB_TAG_CLOSE_NACK && ep) {
+        openib_peer_limit_on_msg(ep, tag);
     }
     /* OPENIB_TAG_CREDIT: the credits were all it carried */
 }
@@ -309,6 +315,9 @@ int openib_component_progress(void)
         count += openib_progress_cq(m);
         if (OPAL_UNLIKELY(!opal_list_is_empty(&m->stalled))) {
             drain_stalled(m);
+        }
+        if (OPAL_UNLIKELY(m->num_parking || m->over_limit)) {
+            count += openib_peer_limit_progress(m); /* idle closes (btl_openib_max_peers) */
         }
     }
     if (OPAL_UNLIKELY(__atomic_load_n(&openib_connect_work, __ATOMIC_ACQUIRE))) {

@@ -18,6 +18,7 @@
 #include "btl_openib/btl_openib.h"
 #include "btl_openib/btl_openib_credits.h"
 #include "btl_openib/btl_openib_lock.h"
+#include "btl_openib/btl_openib_peer_cost.h"
 #include "btl_openib/btl_openib_pvars.h"
 
 enum how { SUM, MAX };
@@ -81,6 +82,8 @@ static const struct port_var port_vars[] = {
     CPC_VARS("xoob", 2),
     { "connection_failures", "Connections that failed or were lost",
       MCA_BASE_PVAR_CLASS_COUNTER, SUM, STAT(conn_failed) },
+    { "connections_closed_idle", "Idle connections closed cleanly because a port had more than btl_openib_max_peers connected peers (each reopens when a message needs it)",
+      MCA_BASE_PVAR_CLASS_COUNTER, SUM, STAT(conn_closed_idle) },
     { "received_short_dropped", "Receives too short to hold openib's header, dropped (no openib sender makes one)",
       MCA_BASE_PVAR_CLASS_COUNTER, SUM, STAT(recv_short) },
 };
@@ -134,7 +137,7 @@ static int read_reg_var(const struct mca_base_pvar_t *pvar, void *value, void *o
 
 /* ---- what the connected peers cost, counted when read ---- */
 
-enum peer_what { PEERS, PEER_QPS, PEER_BYTES, BYTES_PER_PEER };
+enum peer_what { PEERS, PEER_QPS, PEER_BYTES, BYTES_PER_PEER, HOST_BYTES, HOST_BYTES_PER_PEER };
 
 /* Memory registered for one connected peer: its credit mailbox and the
  * buffer we keep for writing credits, its per-peer receive buffers, and
@@ -142,7 +145,7 @@ enum peer_what { PEERS, PEER_QPS, PEER_BYTES, BYTES_PER_PEER };
 static uint64_t peer_registered(const mca_btl_openib_endpoint_t *ep)
 {
     const struct openib_rq_spec *rq = &mca_btl_openib_component.rq;
-    uint64_t b = 2 * OPENIB_MAILBOX_ENTRIES * sizeof(uint32_t);
+    uint64_t b = OPENIB_MAILBOX_BYTES;
     int q;
 
     for (q = 0; q < rq->num; ++q) {
@@ -159,7 +162,7 @@ static uint64_t peer_registered(const mca_btl_openib_endpoint_t *ep)
 static int read_peer_var(const struct mca_base_pvar_t *pvar, void *value, void *obj)
 {
     enum peer_what what = (enum peer_what) (uintptr_t) pvar->ctx;
-    unsigned long long peers = 0, qps = 0, bytes = 0;
+    unsigned long long peers = 0, qps = 0, bytes = 0, host = 0;
     int i, j, q;
 
     (void) obj;
@@ -173,18 +176,24 @@ static int read_peer_var(const struct mca_base_pvar_t *pvar, void *value, void *
             if (NULL == ep || ep->is_self || ep->conn.state != OPENIB_CONN_CONNECTED) {
                 continue;
             }
+            struct openib_peer_cost c;
+
             peers++;
             for (q = 0; q < ep->num_qps && !ep->xrc; ++q) {
                 qps += NULL != ep->qps[q].qp;
             }
             bytes += peer_registered(ep);
+            openib_peer_cost(ep, &c);
+            host += openib_peer_cost_bytes(&c);
         }
     }
     openib_lock_drop();
-    *(unsigned long long *) value = what == PEERS      ? peers
-                                    : what == PEER_QPS ? qps
-                                    : what == PEER_BYTES ? bytes
-                                    : peers ? bytes / peers : 0;
+    *(unsigned long long *) value = what == PEERS                 ? peers
+                                    : what == PEER_QPS            ? qps
+                                    : what == PEER_BYTES          ? bytes
+                                    : what == BYTES_PER_PEER      ? (peers ? bytes / peers : 0)
+                                    : what == HOST_BYTES          ? host
+                                                                  : (peers ? host / peers : 0);
     return OPAL_SUCCESS;
 }
 
@@ -211,6 +220,10 @@ static const struct computed_var computed_vars[] = {
       MCA_BASE_PVAR_CLASS_LEVEL, read_peer_var, PEER_BYTES },
     { "registered_bytes_per_peer", "peer_registered_bytes / peers_connected: what one more peer costs in registered memory",
       MCA_BASE_PVAR_CLASS_LEVEL, read_peer_var, BYTES_PER_PEER },
+    { "peer_host_bytes", "Host memory of the connected peers now: endpoints, their QPs' send queues (as HCAs lay them out, from the capacities granted), credit mailboxes, per-peer receive buffers; not eager-RDMA rings (peer_registered_bytes has those)",
+      MCA_BASE_PVAR_CLASS_LEVEL, read_peer_var, HOST_BYTES },
+    { "host_bytes_per_peer", "peer_host_bytes / peers_connected: what one more peer costs in host memory",
+      MCA_BASE_PVAR_CLASS_LEVEL, read_peer_var, HOST_BYTES_PER_PEER },
 };
 
 /* Every counter is a read-only, continuous unsigned long long, bound to no

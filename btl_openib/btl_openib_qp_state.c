@@ -96,21 +96,3 @@ int openib_qp_to_rts(const mca_btl_openib_module_t *m, struct ibv_qp *qp, uint32
     return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
                                      IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
-
-int openib_cq_reserve(mca_btl_openib_module_t *m, int wqes)
-{
-    int need = m->cq_used + wqes, cqe = m->cq->cqe;
-
-    if (need > cqe) {
-        while (cqe < need) {
-            cqe *= 2;
-        }
-        if (cqe > m->dev->attr.max_cqe || ibv_resize_cq(m->cq, cqe)) {
-            OPENIB_VERBOSE(1, "%s:%d: cannot grow the CQ to %d entries (%s); raise "
-                           "btl_openib_cq_size", m->dev->name, m->port_num, cqe, strerror(errno));
-            return OPAL_ERR_OUT_OF_RESOURCE;
-        }
-    }
-    m->cq_used = need;
-    return OPAL_SUCCESS;
-}

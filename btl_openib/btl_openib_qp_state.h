@@ -1,7 +1,6 @@
 /*
  * btl_openib_qp_state.h - the state changes every QP of the BTL goes
- * through (RC QPs of endpoints, XRC send and target QPs), and room for
- * their completions in the port's CQ. One place, so RC and XRC cannot
+ * through (RC QPs of endpoints, XRC send and target QPs). One place, so RC and XRC cannot
  * drift apart in timeouts, atomics depth or addressing.
  */
 #ifndef BTL_OPENIB_QP_STATE_H
@@ -33,10 +32,5 @@ int openib_qp_to_rtr(const mca_btl_openib_module_t *m, struct ibv_qp *qp,
 
 /* RTR -> RTS with our send PSN and the btl_openib_ib_* transport timers. */
 int openib_qp_to_rts(const mca_btl_openib_module_t *m, struct ibv_qp *qp, uint32_t sq_psn);
-
-/* Make room in m's CQ for `wqes` more completions (every WQE that can
- * complete needs one, or the CQ overruns and the port dies). OPAL_* code;
- * says at verbose 1 when the device cannot grow it. */
-int openib_cq_reserve(mca_btl_openib_module_t *m, int wqes);
 
 #endif

@@ -18,6 +18,20 @@
 
 #define OPENIB_MAX_QUEUES 8
 
+/* Credit mailbox entries: one per receive queue, then the eager ring's,
+ * then one per QP that a closing peer sets over that QP
+ * (btl_openib_teardown.c); an endpoint has the mailbox and as many words
+ * it writes from. */
+#define OPENIB_MAILBOX_EAGER OPENIB_MAX_QUEUES
+#define OPENIB_MAILBOX_CLOSED(q) (OPENIB_MAX_QUEUES + 1 + (q))
+#define OPENIB_MAILBOX_ENTRIES (2 * OPENIB_MAX_QUEUES + 1)
+#define OPENIB_MAILBOX_BYTES (2 * OPENIB_MAILBOX_ENTRIES * sizeof(uint32_t))
+
+/* Send buffer sizes below the smallest receive queue's, for small
+ * messages to it (btl_openib_frag.c). */
+#define OPENIB_SEND_SMALL_CLASSES 2
+#define OPENIB_SEND_SMALL_SIZES { 256u, 4096u }
+
 /* Buffer sizes: room for our header plus ob1's match header, up to 1 GiB. */
 #define OPENIB_RQ_MIN_SIZE 64u
 #define OPENIB_RQ_MAX_SIZE (1u << 30)

@@ -11,6 +11,7 @@
 #include "btl_openib/btl_openib_credits.h"
 #include "btl_openib/btl_openib_eager_rdma.h"
 #include "btl_openib/btl_openib_lock.h"
+#include "btl_openib/btl_openib_peer_limit.h"
 #include "btl_openib/btl_openib_rdma.h"
 #include "btl_openib/btl_openib_reg.h"
 #include "btl_openib/btl_openib_send.h"
@@ -22,6 +23,7 @@ int openib_ep_submit(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
     int rc;
 
     f->ep = ep;
+    openib_ep_touch(ep);
     if (OPAL_LIKELY(ep->conn.state == OPENIB_CONN_CONNECTED &&
                     opal_list_is_empty(&ep->conn.queued))) {
         return openib_post_frag(ep, f);
@@ -87,6 +89,7 @@ int openib_qp_post(mca_btl_openib_endpoint_t *ep, int q, struct ibv_send_wr *wr,
         return rc;
     }
     qp->sd_wqe--;
+    ep->module->send_budget--;
     if (sig) {
         qp->reclaim[qp->reclaim_tail] = qp->unsignaled;
         qp->reclaim_tail = (qp->reclaim_tail + 1) % qp->reclaim_size;

@@ -5,6 +5,7 @@
 #ifndef BTL_OPENIB_SEND_H
 #define BTL_OPENIB_SEND_H
 
+#include "btl_openib/btl_openib_cq.h"
 #include "btl_openib/btl_openib_credits.h"
 #include "btl_openib/btl_openib_frag.h"
 
@@ -38,14 +39,18 @@ int openib_post_recv(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep, 
  * Returns 0 or an errno-style value from ibv_post_send. */
 int openib_qp_post(mca_btl_openib_endpoint_t *ep, int q, struct ibv_send_wr *wr, bool need_signal);
 
-/* Send WQEs of queue q that data (sends, RDMA, ring writes) may still use.
+/* Send WQEs of queue q that data (sends, RDMA, ring writes) may still use:
+ * within the QP's own WQEs and the port's send budget (btl_openib_cq.h).
  * One WQE of the first QP is held back for credit writes
  * (openib_credits_write), so returned credits can always be posted even
  * when data has used up the queue; XRC endpoints write no credits. */
 #define OPENIB_CREDIT_WQES 1
 static inline int32_t openib_qp_data_room(const mca_btl_openib_endpoint_t *ep, int q)
 {
-    return ep->qps[q].sd_wqe - (0 == q && !ep->xrc ? OPENIB_CREDIT_WQES : 0);
+    int32_t qp = ep->qps[q].sd_wqe - (0 == q && !ep->xrc ? OPENIB_CREDIT_WQES : 0);
+    int32_t port = openib_send_budget_room(ep->module);
+
+    return qp < port ? qp : port;
 }
 
 /* Fill an outgoing wire header's credits and its place in the stream to
@@ -75,7 +80,10 @@ static inline void openib_qp_reclaim(mca_btl_openib_endpoint_t *ep, int q)
 {
     struct openib_ep_qp *qp = &ep->qps[q];
 
-    qp->sd_wqe += 1 + (int32_t) qp->reclaim[qp->reclaim_head];
+    int32_t n = 1 + (int32_t) qp->reclaim[qp->reclaim_head];
+
+    qp->sd_wqe += n;
+    ep->module->send_budget += n;
     qp->reclaim_head = (qp->reclaim_head + 1) % qp->reclaim_size;
 }
 

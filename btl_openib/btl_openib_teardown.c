@@ -7,7 +7,7 @@
  * endpoint before those completions are polled hands progress freed
  * memory. So, before the QPs go:
  *  1. Goodbye. On each QP of a connected endpoint, a signaled RDMA write
- *     sets the peer's mailbox word OPENIB_MAILBOX_CLOSED. Its completion
+ *     sets the peer's mailbox word OPENIB_MAILBOX_CLOSED(q). Its completion
  *     means everything posted before it on that QP has completed too (RC
  *     completes in order). The peer, which may still have a credit write to
  *     us in flight, reads the word when that write fails and takes it as
@@ -51,21 +51,47 @@ static long now_ms(void)
     return (long) (openib_now_usec() / 1000u);
 }
 
+/* A marker's completion needs room in the CQ like any send's: it takes one
+ * from the port's send budget (btl_openib_cq.h), waiting for completions
+ * to give some back when closing many endpoints at once has spent it. */
+static bool take_budget(mca_btl_openib_module_t *m)
+{
+    long deadline = now_ms() + wait_budget_ms();
+
+    while (m->send_budget <= 0) {
+        if (0 == openib_progress_cq(m) && now_ms() > deadline) {
+            OPENIB_VERBOSE(1, "%s:%d: no send completions for %ld ms while closing; the "
+                           "remaining endpoints close without markers", m->dev->name,
+                           m->port_num, wait_budget_ms());
+            return false;
+        }
+    }
+    m->send_budget--;
+    return true;
+}
+
 static openib_frag_t *marker(mca_btl_openib_endpoint_t *ep, int q)
 {
-    openib_frag_t *f = openib_frag_alloc_rdma(ep->module);
+    openib_frag_t *f;
 
-    if (f) {
-        f->kind = OPENIB_FRAG_MARKER;
-        f->ep = ep;
-        f->qp = (uint8_t) q;
-        ep->markers++;
+    if (!take_budget(ep->module)) {
+        return NULL;
     }
+    f = openib_frag_alloc_rdma(ep->module);
+    if (NULL == f) {
+        ep->module->send_budget++;
+        return NULL;
+    }
+    f->kind = OPENIB_FRAG_MARKER;
+    f->ep = ep;
+    f->qp = (uint8_t) q;
+    ep->markers++;
     return f;
 }
 
 void openib_teardown_marker_done(openib_frag_t *f)
 {
+    f->ep->module->send_budget++;
     f->ep->markers--;
     f->kind = OPENIB_FRAG_RDMA; /* its free list's kind */
     openib_frag_return(f);
@@ -89,7 +115,7 @@ static void say_goodbye(mca_btl_openib_endpoint_t *ep, int q)
         .opcode = IBV_WR_RDMA_WRITE,
         .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
         .wr.rdma = {
-            .remote_addr = ep->peer_mailbox_addr + OPENIB_MAILBOX_CLOSED * sizeof(uint32_t),
+            .remote_addr = ep->peer_mailbox_addr + OPENIB_MAILBOX_CLOSED(q) * sizeof(uint32_t),
             .rkey = ep->peer_mailbox_rkey,
         },
     };
@@ -141,7 +167,7 @@ static void flush(mca_btl_openib_endpoint_t *ep, int q)
             .opcode = IBV_WR_RDMA_WRITE,
             .send_flags = IBV_SEND_SIGNALED,
             .wr.rdma = {
-                .remote_addr = ep->peer_mailbox_addr + OPENIB_MAILBOX_CLOSED * sizeof(uint32_t),
+                .remote_addr = ep->peer_mailbox_addr + OPENIB_MAILBOX_CLOSED(q) * sizeof(uint32_t),
                 .rkey = ep->peer_mailbox_rkey,
             },
         };
@@ -218,7 +244,9 @@ void openib_endpoints_quiesce(mca_btl_openib_endpoint_t **eps, int n)
             continue;
         }
         ep->closing = true;
-        if (owns_qps(ep) && ep->conn.state == OPENIB_CONN_CONNECTED && !ep->is_self &&
+        /* CLOSING: an idle close both sides agreed on (btl_openib_peer_limit.c) */
+        if (owns_qps(ep) && !ep->is_self &&
+            (ep->conn.state == OPENIB_CONN_CONNECTED || ep->conn.state == OPENIB_CONN_CLOSING) &&
             ep->peer_mailbox_rkey && !openib_endpoint_peer_closed(ep)) {
             for (q = 0; q < ep->num_qps; ++q) {
                 say_goodbye(ep, q);
@@ -249,5 +277,24 @@ void openib_endpoints_quiesce(mca_btl_openib_endpoint_t **eps, int n)
 
 bool openib_endpoint_peer_closed(const mca_btl_openib_endpoint_t *ep)
 {
-    return NULL != ep->mailbox && 0 != ep->mailbox[OPENIB_MAILBOX_CLOSED];
+    int q;
+
+    for (q = 0; NULL != ep->mailbox && q < ep->num_qps; ++q) {
+        if (0 != ep->mailbox[OPENIB_MAILBOX_CLOSED(q)]) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool openib_endpoint_peer_closed_all(const mca_btl_openib_endpoint_t *ep)
+{
+    int q;
+
+    for (q = 0; q < ep->num_qps; ++q) {
+        if (NULL == ep->mailbox || 0 == ep->mailbox[OPENIB_MAILBOX_CLOSED(q)]) {
+            return false;
+        }
+    }
+    return true;
 }

@@ -20,5 +20,7 @@ void openib_teardown_marker_done(openib_frag_t *f);
 
 /* Whether the peer said goodbye: errors on ep are then the expected end. */
 bool openib_endpoint_peer_closed(const mca_btl_openib_endpoint_t *ep);
+/* Whether it said so over every QP: it has finished with all of them. */
+bool openib_endpoint_peer_closed_all(const mca_btl_openib_endpoint_t *ep);
 
 #endif

@@ -195,15 +195,11 @@ static int send_qp_create(void *btl, int sharers, void **qp_out, uint32_t *qpn, 
         .cap = { .max_send_sge = OPENIB_SEND_MAX_SGE, .max_inline_data = m->max_inline },
     };
     struct ibv_qp *qp;
-    int rc;
 
     /* Room for every endpoint that shares it, as far as the device allows. */
     ia.cap.max_send_wr = (uint32_t) (want > (uint64_t) m->dev->attr.max_qp_wr
                                          ? (uint64_t) m->dev->attr.max_qp_wr : want);
-    rc = openib_cq_reserve(m, (int) ia.cap.max_send_wr);
-    if (OPAL_SUCCESS != rc) {
-        return rc;
-    }
+    /* its sends' completions come out of the port's send budget (btl_openib_cq.h) */
     qp = ibv_create_qp_ex(m->dev->ctx, &ia);
     if (NULL == qp) {
         OPENIB_VERBOSE(1, "%s:%d: creating an XRC send QP (%u WQEs) failed: %s", m->dev->name,

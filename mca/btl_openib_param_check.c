@@ -33,10 +33,11 @@ const struct openib_param_range openib_param_ranges[] = {
     { "verbose", 0, 100, 0, false,
       "0 is quiet, 10 shows devices, ports and CPC choices, 100 every connection step" },
     { "cq_size", 1, I32, 0, false,
-      "a completion queue needs at least one entry (it grows as queue pairs are created; "
-      "the device's max_cqe is checked when the port opens)" },
+      "a completion queue needs at least one entry (it is raised to hold the shared "
+      "queues' receives and two QPs' sends; the device's max_cqe is checked when the port "
+      "opens)" },
     { "max_inline_data", -1, 65536, 0, false,
-      "-1 asks the device; inline data is copied into the send work request, which no "
+      "-1 is up to 128 bytes, fitted to the device; inline data is copied into the send work request, which no "
       "device makes larger than a few KiB (the port's own limit is checked when it opens)" },
     { "gid_index", -1, 255, 0, false,
       "-1 picks the GID automatically; the GID index in a packet's routing header is 8 bits "
@@ -66,6 +67,9 @@ const struct openib_param_range openib_param_ranges[] = {
       "a fragment list grows by this many when it runs out; with 0 it could never grow, "
       "and every peer that connects needs <count> more receive buffers on each P queue" },
     { "connect_timeout", 1, 86400, 0, false, WHY_SECONDS },
+    { "max_peers", 0, I32, 0, false,
+      "0 keeps every connection; N closes a port's least recently used idle connection "
+      "while it has more than N connected peers (reopened when needed)" },
     { "poll_batch", 1, 64, 0, false,
       "completions taken per poll of a completion queue, into an array of 64" },
     { "eager_rdma_num", 0, 65536, 0, false,
@@ -304,9 +308,16 @@ static uint64_t sat_mul(uint64_t a, uint64_t b)
 
 uint64_t openib_params_startup_bytes(const struct openib_rq_spec *rq, int64_t free_list_num)
 {
+    static const uint32_t small[OPENIB_SEND_SMALL_CLASSES] = OPENIB_SEND_SMALL_SIZES;
     uint64_t total = 0, num = free_list_num > 0 ? (uint64_t) free_list_num : 0;
     int q;
 
+    /* small send buffers for queue 0 (btl_openib_frag.c) */
+    for (q = 0; q < OPENIB_SEND_SMALL_CLASSES && rq->num > 0; ++q) {
+        if (small[q] < rq->q[0].size) {
+            total = sat_add(total, sat_mul(num, small[q]));
+        }
+    }
     for (q = 0; q < rq->num; ++q) {
         uint64_t recv = rq->q[q].type == OPENIB_RQ_PP ? num : rq->q[q].count;
 
@@ -319,7 +330,7 @@ uint64_t openib_params_startup_bytes(const struct openib_rq_spec *rq, int64_t fr
 uint64_t openib_params_per_peer_bytes(const struct openib_rq_spec *rq, int64_t eager_rdma_num,
                                       int64_t eager_slots, int64_t eager_slot_size)
 {
-    uint64_t total = 2 * 4096; /* the credit mailbox and its source, a page each */
+    uint64_t total = OPENIB_MAILBOX_BYTES; /* carved from registered chunks */
     int q;
 
     for (q = 0; q < rq->num; ++q) {

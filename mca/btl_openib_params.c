@@ -31,13 +31,18 @@ struct openib_params openib_params = {
     .ib_rnr_retry = 7,
     .ib_service_level = 0,
     .traffic_class = 0,
-    .max_send_wr = 256,
+    /* Per QP, so per peer: 128 WRs of up to 128 inline bytes is about
+     * 32 KiB of send queue as HCAs lay it out (64-byte blocks), 256 WRs of
+     * 512 would be 160 KiB. 128 in flight still covers a 64-message window
+     * (osu_bw) with room for ring and credit writes. */
+    .max_send_wr = 128,
     .free_list_num = 64,
     .free_list_max = -1,
     .free_list_inc = 64,
     .connect_timeout = 30,
     .poll_batch = 16,
     .eager_rdma_num = 16,
+    .max_peers = 0,
     .eager_rdma_threshold = 16,
     .eager_rdma_slots = 32,
     .eager_rdma_slot_size = 2048,
@@ -86,7 +91,7 @@ int openib_params_register(struct mca_base_component_2_1_0_t *c)
           &openib_params.verbose, OPAL_INFO_LVL_3 },
         { "cq_size", "Completion queue entries per port (raised automatically to fit the queues)",
           &openib_params.cq_size, OPAL_INFO_LVL_5 },
-        { "max_inline_data", "Largest message sent inline in the work request (-1 = the device's maximum, 0 = never)",
+        { "max_inline_data", "Largest message sent inline in the work request (-1 = up to 128 bytes, fitted to the device; 0 = never)",
           &openib_params.max_inline_data, OPAL_INFO_LVL_5 },
         { "gid_index", "GID table index to use on each port (-1 = automatic: RoCE v2 IPv4 GID if present, else index 0)",
           &openib_params.gid_index, OPAL_INFO_LVL_4 },
@@ -112,6 +117,8 @@ int openib_params_register(struct mca_base_component_2_1_0_t *c)
           &openib_params.connect_timeout, OPAL_INFO_LVL_4 },
         { "poll_batch", "Completions taken per poll of a completion queue",
           &openib_params.poll_batch, OPAL_INFO_LVL_6 },
+        { "max_peers", "Connected peers per port beyond which the least recently used idle connection is closed cleanly and reopened when needed (0 = no limit)",
+          &openib_params.max_peers, OPAL_INFO_LVL_4 },
         { "eager_rdma_num", "Peers per port whose small messages arrive by RDMA write into a ring this process polls (0 = never; each ring is eager_rdma_slots * eager_rdma_slot_size bytes)",
           &openib_params.eager_rdma_num, OPAL_INFO_LVL_4 },
         { "eager_rdma_threshold", "Messages received from a peer before it is offered an eager-RDMA ring",

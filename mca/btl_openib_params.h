@@ -29,6 +29,7 @@ struct openib_params {
     int connect_timeout;      /* seconds before a connection attempt fails */
     int poll_batch;           /* completions taken per ibv_poll_cq call */
     int eager_rdma_num;       /* peers per port that get an eager-RDMA ring; 0: off */
+    int max_peers;            /* connected peers per port before idle ones close; 0: no limit */
     int eager_rdma_threshold; /* messages from a peer before it gets one */
     int eager_rdma_slots;     /* slots per ring */
     int eager_rdma_slot_size; /* bytes per slot (message + 16-byte footer) */
@@ -47,8 +48,16 @@ int openib_params_register(struct mca_base_component_2_1_0_t *c);
 bool openib_params_get(void *ctx, const char *name, int64_t *value, bool *user_set);
 bool openib_params_user_set(const char *name);
 
-/* The default receive-queue specification (works on IB, RoCE, iWARP, rxe). */
-#define OPENIB_DEFAULT_RECEIVE_QUEUES "P,256,64,32,16:S,4096,256,64:S,65536,64,16"
+/* The default receive-queue specification (works on IB, RoCE, iWARP, rxe).
+ * One shared queue, so one QP per peer: a peer then costs a QP and an
+ * endpoint, never receive buffers (each queue needs a QP of its own per
+ * peer, since a QP feeds exactly one SRQ). 64 KiB buffers keep the
+ * eager/rendezvous sizes of the earlier three-queue default; small
+ * messages are sent from small buffers (btl_openib_frag.c), and the
+ * queue's 256 buffers (16 MiB per port, growing to 4x on its limit event)
+ * are shared by all peers: UCX's RC transport holds about 32 MiB
+ * (4095 x 8 KiB) for the same purpose. */
+#define OPENIB_DEFAULT_RECEIVE_QUEUES "S,65536,256,64"
 /* The default where a device in use has no shared receive queues: the same
  * three sizes, per peer. Fewer large buffers than the shared default holds
  * for all peers together (8 x 64 KiB, 32 x 4 KiB: about 670 KiB per peer),

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpit_read.h"
+
 static int rank;
 static MPI_T_pvar_session session;
 static int checks, failures;
@@ -40,45 +42,13 @@ static MPI_T_pvar_handle handles[NNAMES];
 
 static void open_handles(void)
 {
-    char vname[128], desc[512], full[128];
-    int n, i, k;
-
-    MPI_T_pvar_get_num(&n);
-    for (k = 0; k < NNAMES; ++k) {
-        handles[k] = MPI_T_PVAR_HANDLE_NULL;
-        snprintf(full, sizeof(full), "btl_openib_%s", names[k]);
-        for (i = 0; i < n; ++i) {
-            int nlen = sizeof(vname), dlen = sizeof(desc), verb, cls, bind, ro, cont, atomic, count;
-            MPI_Datatype dt;
-            MPI_T_enum en;
-
-            if (MPI_SUCCESS == MPI_T_pvar_get_info(i, vname, &nlen, &verb, &cls, &dt, &en, desc,
-                                                   &dlen, &bind, &ro, &cont, &atomic) &&
-                0 == strcmp(vname, full)) {
-                MPI_T_pvar_handle_alloc(session, i, NULL, &handles[k], &count);
-                break;
-            }
-        }
-        if (MPI_T_PVAR_HANDLE_NULL == handles[k]) {
-            fprintf(stderr, "mpit: rank %d: no performance variable %s\n", rank, full);
-            failures++;
-        }
-    }
+    failures += mpit_open_handles(session, names, NNAMES, handles, rank);
 }
 
 /* Read btl_openib_<name>. */
 static unsigned long long pv(const char *name)
 {
-    unsigned long long v = 0;
-    int k;
-
-    for (k = 0; k < NNAMES; ++k) {
-        if (0 == strcmp(names[k], name) && MPI_T_PVAR_HANDLE_NULL != handles[k]) {
-            MPI_T_pvar_read(session, handles[k], &v);
-            return v;
-        }
-    }
-    return 0;
+    return mpit_read(session, names, NNAMES, handles, name);
 }
 
 static void check(int ok, const char *what, unsigned long long got)
@@ -146,7 +116,7 @@ int main(int argc, char **argv)
     check(pv("connect_usec_max_oob") > 0 && pv("connect_usec_max_oob") <= pv("connect_usec_oob"),
           "0 < connect_usec_max_oob <= connect_usec_oob", pv("connect_usec_max_oob"));
     check(1 == pv("peers_connected"), "peers_connected is 1", pv("peers_connected"));
-    check(3 == pv("peer_qps"), "peer_qps is 3 (one per default receive queue)", pv("peer_qps"));
+    check(3 == pv("peer_qps"), "peer_qps is 3 (one per receive queue)", pv("peer_qps"));
     check(pv("registered_bytes_per_peer") > 0 &&
               pv("registered_bytes_per_peer") == pv("peer_registered_bytes"),
           "registered_bytes_per_peer = peer_registered_bytes > 0", pv("registered_bytes_per_peer"));

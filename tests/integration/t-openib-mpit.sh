@@ -14,7 +14,10 @@ use_our_component
 prog=$OPENIB_TEST_TMP/mpit_counters
 build_mpi_program "$OPENIB_SRCDIR/tests/integration/mpit_counters.c" "$prog"
 out=$OPENIB_TEST_TMP/mpit.out
+# The earlier three-queue layout: its per-peer queue is what returns
+# credits (the default, one shared queue, has none to return).
 timeout -k 10 200 "${MPIRUN[@]}" "${MPI_OPENIB_ARGS[@]}" --mca osc rdma --mca btl_openib_cpc_include oob \
+	--mca btl_openib_receive_queues P,256,64,32,16:S,4096,256,64:S,65536,64,16 \
 	"$prog" >"$out" 2>&1
 rc=$?
 show "$out"

@@ -7,7 +7,8 @@
 # handshake ends: the credits it owes for those must still reach the
 # sender when the connection completes. Cases:
 # per-peer (P) queue with and without eager-RDMA rings, a tiny P queue
-# (4 buffers), the shared (S) queue, two send WRs per QP, and rdma_cm.
+# (4 buffers), the shared (S) queue, the default (one shared queue), two
+# send WRs per QP, and rdma_cm.
 # Each job is bounded by a timeout: a lost credit shows as a hang.
 # timeout: 600
 . "$OPENIB_SRCDIR/tests/integration/lib.sh"
@@ -34,18 +35,23 @@ burst() {
 	ok "$name: $count one-way messages of $size B verified"
 }
 
+# The earlier three-queue default (the default is now one shared queue):
+# its per-peer queue is what needs credit returns.
+PQ=(--mca btl_openib_receive_queues "P,256,64,32,16:S,4096,256,64:S,65536,64,16")
 # P queue (64 buffers): after 64 messages the sender needs returned credits.
-burst p-noring 1000 8 poll oob --mca btl_openib_eager_rdma_num 0
+burst p-noring 1000 8 poll oob --mca btl_openib_eager_rdma_num 0 "${PQ[@]}"
 cw=$(openib_stats_sum "$OPENIB_TEST_TMP/p-noring.out" "credit writes")
 [ "$cw" -ge $((1000 / 32 - 2)) ] || fail "p-noring: only $cw credit writes for 1000 one-way messages"
 ok "p-noring: $cw credit returns through the mailbox"
 
 # The same with a ring offered after 16 messages (slot credits also one way).
-burst p-ring 1000 8 "" oob
+burst p-ring 1000 8 "" oob "${PQ[@]}"
 # 4 buffers, credits returned after every 2
 burst p-tiny 1000 8 poll oob --mca btl_openib_eager_rdma_num 0 --mca btl_openib_receive_queues P,128,4:S,65536,64
 # 3000 B: the 4 KiB shared queue (no per-peer credits; send WQEs and RNR)
-burst s-queue 1000 3000 "" oob --mca btl_openib_eager_rdma_num 0
+burst s-queue 1000 3000 "" oob --mca btl_openib_eager_rdma_num 0 "${PQ[@]}"
+# the default: one shared queue of 64 KiB buffers, small messages from small send buffers
+burst default 1000 8 poll oob --mca btl_openib_eager_rdma_num 0
 # two send WRs per QP: one for data, one held back for credit writes
 burst wr2 1000 8 "" oob --mca btl_openib_max_send_wr 2
 burst rdmacm 1000 8 poll rdma_cm

@@ -166,8 +166,10 @@ grep -q 'not a non-negative integer' "$OUT" && fail "S,4294967296 still called n
 # valid for the parser, but no fragment could carry ob1's rendezvous header (it hung)
 expect_range rq-small btl_openib_receive_queues "largest buffer 64 B" "a largest queue of at least 136 bytes" \
 	--mca btl_openib_receive_queues P,64,4
+def_rq=$(sed -nE 's/^#define OPENIB_DEFAULT_RECEIVE_QUEUES "(.*)"$/\1/p' "$OPENIB_SRCDIR/mca/btl_openib_params.h")
+[ -n "$def_rq" ] || fail "OPENIB_DEFAULT_RECEIVE_QUEUES not found in mca/btl_openib_params.h"
 expect_help rq-empty '^btl_openib_receive_queues is set to an empty value on ' \
-	'^ +P,256,64,32,16:S,4096,256,64:S,65536,64,16$' -- --mca btl_openib_receive_queues ''
+	"^ +$def_rq\$" -- --mca btl_openib_receive_queues ''
 grep -q '(null)' "$OUT" && fail "empty receive_queues still prints (null)"
 expect_help rq-1gib '^\(pinned\) memory than this node has\.$' \
 	'^ +btl_openib_receive_queues: +S,1073741824,4$' '^ +Needed at start-up, per port: +about 68 GiB$' -- \

@@ -79,5 +79,43 @@ int main(void)
     CHECK(0 == strcmp("FAILED", openib_lazy_state_name(c.state)));
     openib_lazy_fini(&c);
 
+    /* an idle close: sends queue while CLOSING; back to CONNECTED (the
+     * peer said not now) drains them in order; a reopen with nothing
+     * queued stays CLOSED, with sends queued it connects again at once */
+    struct item more[6];
+    for (i = 0; i < 6; ++i) {
+        OBJ_CONSTRUCT(&more[i], item_t);
+        more[i].seq = 100 + i;
+        more[i].failed_rc = 0;
+    }
+    starts = 0, start_rc = OPAL_SUCCESS, nsent = 0, failed = 0;
+    openib_lazy_init(&c, &ops, NULL);
+    CHECK(OPAL_SUCCESS == openib_lazy_start(&c));
+    CHECK(OPAL_SUCCESS == openib_lazy_connected(&c));
+    c.state = OPENIB_CONN_CLOSING;
+    CHECK(0 == strcmp("CLOSING", openib_lazy_state_name(c.state)));
+    CHECK(OPAL_SUCCESS == openib_lazy_submit(&c, &more[0].super));
+    CHECK(OPAL_SUCCESS == openib_lazy_submit(&c, &more[1].super));
+    CHECK(0 == nsent);
+    CHECK(OPAL_SUCCESS == openib_lazy_connected(&c)); /* not now: resume */
+    CHECK(2 == nsent && 100 == sent[0] && 101 == sent[1]);
+    c.state = OPENIB_CONN_CLOSING;
+    CHECK(OPAL_SUCCESS == openib_lazy_reopen(&c));
+    CHECK(OPENIB_CONN_CLOSED == c.state && 1 == starts);
+    c.state = OPENIB_CONN_CLOSING;
+    CHECK(OPAL_SUCCESS == openib_lazy_submit(&c, &more[2].super));
+    CHECK(OPAL_SUCCESS == openib_lazy_submit(&c, &more[3].super));
+    CHECK(OPAL_SUCCESS == openib_lazy_reopen(&c));
+    CHECK(OPENIB_CONN_CONNECTING == c.state && 2 == starts && 2 == nsent);
+    CHECK(OPAL_SUCCESS == openib_lazy_connected(&c));
+    CHECK(4 == nsent && 102 == sent[2] && 103 == sent[3]);
+    /* a failure while CLOSING fails what waits */
+    c.state = OPENIB_CONN_CLOSING;
+    CHECK(OPAL_SUCCESS == openib_lazy_submit(&c, &more[4].super));
+    openib_lazy_failed(&c, OPAL_ERR_UNREACH, "lost");
+    CHECK(1 == failed && OPAL_ERR_UNREACH == more[4].failed_rc);
+    CHECK(OPAL_ERR_UNREACH == openib_lazy_reopen(&c));
+    openib_lazy_fini(&c);
+
     return unit_finish("test_lazy");
 }

@@ -25,8 +25,8 @@ static struct fake_var vars[] = {
     { "verbose", 0 }, { "cq_size", 8192 }, { "max_inline_data", -1 }, { "gid_index", -1 },
     { "ib_timeout", 18 }, { "ib_retry_count", 7 }, { "ib_rnr_retry", 7 },
     { "ib_service_level", 0 }, { "traffic_class", 0 },
-    { "max_send_wr", 256 }, { "free_list_num", 64 }, { "free_list_max", -1 },
-    { "free_list_inc", 64 }, { "connect_timeout", 30 }, { "poll_batch", 16 },
+    { "max_send_wr", 128 }, { "free_list_num", 64 }, { "free_list_max", -1 },
+    { "free_list_inc", 64 }, { "connect_timeout", 30 }, { "max_peers", 0 }, { "poll_batch", 16 },
     { "eager_rdma_num", 16 }, { "eager_rdma_threshold", 16 }, { "eager_rdma_slots", 32 },
     { "eager_rdma_slot_size", 2048 }, { "want_fork_support", -1 },
     { "connect_oob_timeout", 30 }, { "connect_oob_retries", 50 }, { "connect_rdma_cm_port", 0 },
@@ -213,6 +213,7 @@ int main(void)
     expect_reject("cq_size", -1, "1 to", "at least one entry");
     expect_reject("gid_index", 999, "-1 to 255", "8 bits");
     expect_reject("poll_batch", 0, "1 to 64", "array of 64");
+    expect_reject("max_peers", -1, "0 to 2147483647", "least recently used idle connection");
     expect_reject("max_send_size", 1, "128 or more", "ob1's header");
     expect_reject("max_send_wr", 0, "2 to", "held back for credit returns");
     expect_reject("max_send_wr", 1, "2 to",
@@ -294,15 +295,20 @@ int main(void)
         char bad[128], why[240];
         uint64_t want;
 
-        CHECK(OPAL_SUCCESS == openib_rq_spec_parse(OPENIB_DEFAULT_RECEIVE_QUEUES, &rq, bad,
-                                                   sizeof(bad), why, sizeof(why)));
+        CHECK(OPAL_SUCCESS == openib_rq_spec_parse("P,256,64,32,16:S,4096,256,64:S,65536,64,16",
+                                                   &rq, bad, sizeof(bad), why, sizeof(why)));
         want = (64 + 64) * 256ull + (64 + 256) * 4096ull + (64 + 64) * 65536ull;
         CHECK(want == openib_params_startup_bytes(&rq, 64));
-        CHECK(8192 + 64 * 256ull + 32 * 2048ull == openib_params_per_peer_bytes(&rq, 16, 32, 2048));
-        CHECK(8192 + 64 * 256ull == openib_params_per_peer_bytes(&rq, 0, 32, 2048));
+        CHECK(OPENIB_MAILBOX_BYTES + 64 * 256ull + 32 * 2048ull == openib_params_per_peer_bytes(&rq, 16, 32, 2048));
+        CHECK(OPENIB_MAILBOX_BYTES + 64 * 256ull == openib_params_per_peer_bytes(&rq, 0, 32, 2048));
+        /* the default: one shared queue, small send buffers beside its own */
+        CHECK(OPAL_SUCCESS == openib_rq_spec_parse(OPENIB_DEFAULT_RECEIVE_QUEUES, &rq, bad,
+                                                   sizeof(bad), why, sizeof(why)));
+        CHECK(64 * (256ull + 4096ull) + (64 + 256) * 65536ull == openib_params_startup_bytes(&rq, 64));
+        CHECK(OPENIB_MAILBOX_BYTES == openib_params_per_peer_bytes(&rq, 0, 32, 2048));
         CHECK(OPAL_SUCCESS == openib_rq_spec_parse("S,1073741824,4", &rq, bad, sizeof(bad), why,
                                                    sizeof(why)));
-        CHECK((64 + 4) * (1ull << 30) == openib_params_startup_bytes(&rq, 64));
+        CHECK((64 + 4) * (1ull << 30) + 64 * (256ull + 4096ull) == openib_params_startup_bytes(&rq, 64));
     }
     openib_params_bytes_text(512, text, sizeof(text));
     CHECK(0 == strcmp(text, "512 bytes"));

@@ -1,0 +1,232 @@
+/*
+ * btl_openib_peer_limit.c - closing idle connections beyond
+ * btl_openib_max_peers, and reopening them on demand.
+ *
+ * A connection is closed only when both sides agree it is idle, so that
+ * nothing in flight is lost:
+ *  1. The closer, over its limit, picks its least recently used connection
+ *     that is idle on its side (nothing queued, waiting or unacknowledged
+ *     of its own RDMA), sends CLOSE_REQ and from then on queues new sends
+ *     (the lazy connection is CLOSING).
+ *  2. The peer takes the request in order, after every message sent
+ *     before it. Idle on its side too, it answers CLOSE_ACK and queues its
+ *     own new sends; otherwise CLOSE_NACK, and the closer resumes.
+ *  3. The ACK, also in order, tells the closer it has everything the peer
+ *     sent. It quiesces the endpoint (a goodbye RDMA write over each QP,
+ *     btl_openib_teardown.c), destroys the connection and starts over:
+ *     queued sends reconnect at once.
+ *  4. The responder sees the goodbye over every QP (the closer is done
+ *     with them) and does the same; it gives up waiting after the
+ *     transport's own retry time. Until then a reconnect request finds it
+ *     busy and is retried by the CPC.
+ * Two requests that cross are settled by process name: the lower one's
+ * request stands. Quiescing polls the CQ, so steps 3 and 4 run from
+ * progress, never inside completion handling.
+ */
+#include "opal_config.h"
+
+#include "opal/constants.h"
+#include "opal/util/proc.h"
+
+#include "btl_openib/btl_openib_clock.h"
+#include "btl_openib/btl_openib_frag.h"
+#include "btl_openib/btl_openib_hdr.h"
+#include "btl_openib/btl_openib_peer_limit.h"
+#include "btl_openib/btl_openib_send.h"
+#include "btl_openib/btl_openib_teardown.h"
+#include "mca/btl_openib_params.h"
+
+#define LOOK_AGAIN_USEC 10000
+
+/* How long a responder waits for the closer's goodbye: the transport's
+ * own give-up time (ib_timeout x retries) and a second. */
+static long responder_wait_ms(void)
+{
+    double per_try_ms = 4.096e-3 * (double) (1ull << (openib_params.ib_timeout & 31));
+
+    return (long) (per_try_ms * (openib_params.ib_retry_count + 1)) + 1000;
+}
+
+static long now_ms(void)
+{
+    return (long) (openib_now_usec() / 1000u);
+}
+
+/* Nothing of ours on this connection is queued, waiting or unfinished. */
+static bool idle(mca_btl_openib_endpoint_t *ep)
+{
+    return ep->conn.state == OPENIB_CONN_CONNECTED && OPENIB_PARK_NONE == ep->park &&
+           !ep->is_self && !ep->xrc && !ep->closing && !ep->stalled && 0 == ep->cts_wait &&
+           0 == ep->rdma_outstanding && 0 == ep->markers && !ep->eager.busy &&
+           opal_list_is_empty(&ep->pending) && opal_list_is_empty(&ep->conn.queued) &&
+           opal_list_is_empty(&ep->held);
+}
+
+/* One of our control messages, posted now (the connection is not open to
+ * other sends any more, so it does not go through the lazy queue). */
+static int send_ctl(mca_btl_openib_endpoint_t *ep, uint8_t tag)
+{
+    openib_frag_t *f = openib_frag_alloc_send(ep->module, 0);
+    int rc;
+
+    if (NULL == f) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    f->seg[0].seg_len = 0;
+    f->des.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
+    f->des.des_cbfunc = NULL;
+    f->hdr->tag = tag;
+    rc = openib_post_frag(ep, f);
+    if (OPAL_SUCCESS != rc) {
+        openib_frag_return(f);
+    }
+    return rc;
+}
+
+static void park(mca_btl_openib_endpoint_t *ep, enum openib_park role)
+{
+    mca_btl_openib_module_t *m = ep->module;
+
+    ep->park = (uint8_t) role;
+    ep->park_deadline_ms = now_ms() + responder_wait_ms();
+    m->parking[m->num_parking++] = ep;
+}
+
+static int connected_peers(mca_btl_openib_module_t *m)
+{
+    int i, n = 0;
+
+    for (i = 0; i < opal_pointer_array_get_size(&m->endpoints); ++i) {
+        const mca_btl_openib_endpoint_t *ep = opal_pointer_array_get_item(&m->endpoints, i);
+
+        n += ep && !ep->is_self && ep->conn.state == OPENIB_CONN_CONNECTED &&
+             OPENIB_PARK_NONE == ep->park;
+    }
+    return n;
+}
+
+static mca_btl_openib_endpoint_t *least_recently_used_idle(mca_btl_openib_module_t *m)
+{
+    mca_btl_openib_endpoint_t *best = NULL;
+    int i;
+
+    for (i = 0; i < opal_pointer_array_get_size(&m->endpoints); ++i) {
+        mca_btl_openib_endpoint_t *ep = opal_pointer_array_get_item(&m->endpoints, i);
+
+        if (ep && idle(ep) && (NULL == best || ep->last_used < best->last_used)) {
+            best = ep;
+        }
+    }
+    return best;
+}
+
+void openib_peer_limit_check(mca_btl_openib_module_t *m)
+{
+    int n, asked = 0;
+
+    if (openib_params.max_peers <= 0) {
+        return;
+    }
+    n = connected_peers(m);
+    while (n - asked > openib_params.max_peers && m->num_parking + asked < OPENIB_MAX_PARKING) {
+        mca_btl_openib_endpoint_t *ep = least_recently_used_idle(m);
+
+        if (NULL == ep || OPAL_SUCCESS != send_ctl(ep, OPENIB_TAG_CLOSE_REQ)) {
+            break;
+        }
+        ep->park = OPENIB_PARK_ASKED;
+        ep->conn.state = OPENIB_CONN_CLOSING;
+        OPENIB_VERBOSE(100, "%s: asked to close this idle connection (%d connected peers, "
+                       "btl_openib_max_peers %d)", ep->desc, n, openib_params.max_peers);
+        asked++;
+    }
+    /* none idle now, or too many closes under way: progress looks again */
+    m->over_limit = n - asked > openib_params.max_peers;
+}
+
+static void resume(mca_btl_openib_endpoint_t *ep)
+{
+    ep->park = OPENIB_PARK_NONE;
+    (void) openib_lazy_connected(&ep->conn); /* CONNECTED, queued sends go */
+    ep->module->over_limit = true;            /* try another one later */
+}
+
+void openib_peer_limit_on_msg(mca_btl_openib_endpoint_t *ep, uint8_t tag)
+{
+    mca_btl_openib_module_t *m = ep->module;
+
+    switch (tag) {
+    case OPENIB_TAG_CLOSE_REQ:
+        if (OPENIB_PARK_ASKED == ep->park) {
+            /* crossing requests: the lower name's stands */
+            if (opal_compare_proc(opal_proc_local_get()->proc_name, ep->name) < 0) {
+                return; /* ours: the peer answers it */
+            }
+            /* theirs: answer as if we had not asked (what queued meanwhile
+             * goes now, and then we are not idle: not now) */
+            ep->park = OPENIB_PARK_NONE;
+            (void) openib_lazy_connected(&ep->conn);
+        }
+        if (idle(ep) && m->num_parking < OPENIB_MAX_PARKING &&
+            OPAL_SUCCESS == send_ctl(ep, OPENIB_TAG_CLOSE_ACK)) {
+            ep->conn.state = OPENIB_CONN_CLOSING;
+            park(ep, OPENIB_PARK_RESPONDER);
+        } else if (OPENIB_PARK_NONE == ep->park) {
+            (void) send_ctl(ep, OPENIB_TAG_CLOSE_NACK);
+        }
+        break;
+    case OPENIB_TAG_CLOSE_ACK:
+        if (OPENIB_PARK_ASKED == ep->park) {
+            park(ep, OPENIB_PARK_CLOSER);
+        }
+        break;
+    case OPENIB_TAG_CLOSE_NACK:
+        if (OPENIB_PARK_ASKED == ep->park) {
+            OPENIB_VERBOSE(100, "%s: the peer is busy; the connection stays", ep->desc);
+            resume(ep);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+static void close_now(mca_btl_openib_endpoint_t *ep, const char *how)
+{
+    mca_btl_openib_module_t *m = ep->module;
+
+    openib_endpoints_quiesce(&ep, 1);
+    m->stats.conn_closed_idle++;
+    OPENIB_VERBOSE(10, "%s: closed the idle connection (%s; btl_openib_max_peers %d)%s",
+                   ep->desc, how, openib_params.max_peers,
+                   opal_list_is_empty(&ep->conn.queued) ? "" : "; reopening it for waiting sends");
+    (void) openib_endpoint_reset(ep);
+}
+
+int openib_peer_limit_progress(mca_btl_openib_module_t *m)
+{
+    int i, n = 0;
+
+    for (i = 0; i < m->num_parking;) {
+        mca_btl_openib_endpoint_t *ep = m->parking[i];
+        bool closer = OPENIB_PARK_CLOSER == ep->park;
+
+        if (!closer && !openib_endpoint_peer_closed_all(ep) && now_ms() < ep->park_deadline_ms) {
+            ++i;
+            continue;
+        }
+        /* off the list first: closing progresses the CQ, which may park more */
+        m->parking[i] = m->parking[--m->num_parking];
+        close_now(ep, closer ? "we asked, the peer agreed"
+                             : openib_endpoint_peer_closed_all(ep) ? "the peer asked and closed"
+                                                                   : "the peer asked, then went silent");
+        n++;
+    }
+    /* over the limit with nothing idle: look again every few ms, not on
+     * every progress call (each look walks the endpoints) */
+    if (m->over_limit && openib_now_usec() >= m->limit_next_usec) {
+        m->limit_next_usec = openib_now_usec() + LOOK_AGAIN_USEC;
+        openib_peer_limit_check(m);
+    }
+    return n;
+}
