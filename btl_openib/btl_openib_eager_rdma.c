@@ -50,22 +50,8 @@ static int send_offer(mca_btl_openib_endpoint_t *ep)
         .slots = ring_slots(),
         .slot_size = ring_slot_size(),
     };
-    openib_frag_t *f = openib_frag_alloc_send(ep->module, sizeof(o));
-    int rc;
 
-    if (NULL == f) {
-        return OPAL_ERR_OUT_OF_RESOURCE;
-    }
-    memcpy(openib_frag_payload(f), &o, sizeof(o));
-    f->seg[0].seg_len = sizeof(o);
-    f->des.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
-    f->des.des_cbfunc = NULL;
-    f->hdr->tag = OPENIB_TAG_EAGER_RDMA;
-    rc = openib_ep_submit(ep, f);
-    if (OPAL_SUCCESS != rc) {
-        openib_frag_return(f);
-    }
-    return rc;
+    return openib_send_ctl(ep, OPENIB_TAG_EAGER_RDMA, &o, sizeof(o), false);
 }
 
 static void forget_ring(mca_btl_openib_endpoint_t *ep)

@@ -62,27 +62,6 @@ static bool idle(mca_btl_openib_endpoint_t *ep)
            opal_list_is_empty(&ep->held);
 }
 
-/* One of our control messages, posted now (the connection is not open to
- * other sends any more, so it does not go through the lazy queue). */
-static int send_ctl(mca_btl_openib_endpoint_t *ep, uint8_t tag)
-{
-    openib_frag_t *f = openib_frag_alloc_send(ep->module, 0);
-    int rc;
-
-    if (NULL == f) {
-        return OPAL_ERR_OUT_OF_RESOURCE;
-    }
-    f->seg[0].seg_len = 0;
-    f->des.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
-    f->des.des_cbfunc = NULL;
-    f->hdr->tag = tag;
-    rc = openib_post_frag(ep, f);
-    if (OPAL_SUCCESS != rc) {
-        openib_frag_return(f);
-    }
-    return rc;
-}
-
 static void park(mca_btl_openib_endpoint_t *ep, enum openib_park role)
 {
     mca_btl_openib_module_t *m = ep->module;
@@ -131,7 +110,8 @@ void openib_peer_limit_check(mca_btl_openib_module_t *m)
     while (n - asked > openib_params.max_peers && m->num_parking + asked < OPENIB_MAX_PARKING) {
         mca_btl_openib_endpoint_t *ep = least_recently_used_idle(m);
 
-        if (NULL == ep || OPAL_SUCCESS != send_ctl(ep, OPENIB_TAG_CLOSE_REQ)) {
+        if (NULL == ep ||
+            OPAL_SUCCESS != openib_send_ctl(ep, OPENIB_TAG_CLOSE_REQ, NULL, 0, true)) {
             break;
         }
         ep->park = OPENIB_PARK_ASKED;
@@ -168,11 +148,11 @@ void openib_peer_limit_on_msg(mca_btl_openib_endpoint_t *ep, uint8_t tag)
             (void) openib_lazy_connected(&ep->conn);
         }
         if (idle(ep) && m->num_parking < OPENIB_MAX_PARKING &&
-            OPAL_SUCCESS == send_ctl(ep, OPENIB_TAG_CLOSE_ACK)) {
+            OPAL_SUCCESS == openib_send_ctl(ep, OPENIB_TAG_CLOSE_ACK, NULL, 0, true)) {
             ep->conn.state = OPENIB_CONN_CLOSING;
             park(ep, OPENIB_PARK_RESPONDER);
         } else if (OPENIB_PARK_NONE == ep->park) {
-            (void) send_ctl(ep, OPENIB_TAG_CLOSE_NACK);
+            (void) openib_send_ctl(ep, OPENIB_TAG_CLOSE_NACK, NULL, 0, true);
         }
         break;
     case OPENIB_TAG_CLOSE_ACK:

@@ -167,6 +167,29 @@ static int post_now(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
     return OPAL_SUCCESS;
 }
 
+int openib_send_ctl(mca_btl_openib_endpoint_t *ep, uint8_t tag, const void *data, size_t len,
+                    bool now)
+{
+    openib_frag_t *f = openib_frag_alloc_send(ep->module, len);
+    int rc;
+
+    if (NULL == f) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    if (len) {
+        memcpy(openib_frag_payload(f), data, len);
+    }
+    f->seg[0].seg_len = len;
+    f->des.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
+    f->des.des_cbfunc = NULL;
+    f->hdr->tag = tag;
+    rc = now ? openib_post_frag(ep, f) : openib_ep_submit(ep, f);
+    if (OPAL_SUCCESS != rc) {
+        openib_frag_return(f);
+    }
+    return rc;
+}
+
 int openib_post_frag(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
 {
     f->ep = ep;

@@ -17,6 +17,12 @@ int openib_ep_submit(mca_btl_openib_endpoint_t *ep, openib_frag_t *f);
  * WQE or credit left. */
 int openib_post_frag(mca_btl_openib_endpoint_t *ep, openib_frag_t *f);
 
+/* One of openib's own messages (tag below OPENIB_TAG_PML_FIRST) with len
+ * bytes of data, owned by the BTL: submitted like any send, or, with now,
+ * posted at once (for a connection no longer open to other sends). */
+int openib_send_ctl(mca_btl_openib_endpoint_t *ep, uint8_t tag, const void *data, size_t len,
+                    bool now);
+
 /* Put ep on its module's stalled list: fragments wait on its queues for a
  * WQE or a credit, or credits wait to go back (openib_credits_return).
  * Progress retries the list (openib_ep_drain). */

@@ -51,16 +51,24 @@ static uint8_t pat(int round, int src, int dst, int k, size_t i)
     return (uint8_t) (round * 131 + src * 31 + dst * 7 + k * 17 + i * 13 + (i >> 8));
 }
 
-/* Post the K receives from src (tag src * K + k) and the K sends to dst. */
-static int post(int r, int rank, int src, int dst, int K, uint8_t **rbuf, uint8_t **sbuf,
-                MPI_Request *req)
+/* Post the K receives from src (tag src * K + k; odd rounds from
+ * MPI_ANY_SOURCE); returns how many. */
+static int post_recvs(int r, int rank, int src, int K, uint8_t **rbuf, MPI_Request *req)
 {
-    int k, n = 0;
+    int k;
 
     for (k = 0; k < K; ++k) {
         MPI_Irecv(rbuf[src * K + k], (int) msg_size(r, src, rank, k), MPI_BYTE,
-                  (r & 1) ? MPI_ANY_SOURCE : src, src * K + k, MPI_COMM_WORLD, &req[n++]);
+                  (r & 1) ? MPI_ANY_SOURCE : src, src * K + k, MPI_COMM_WORLD, &req[k]);
     }
+    return K;
+}
+
+/* Fill and post the K sends to dst; returns how many. */
+static int post_sends(int r, int rank, int dst, int K, uint8_t **sbuf, MPI_Request *req)
+{
+    int k;
+
     for (k = 0; k < K; ++k) {
         size_t i, sz = msg_size(r, rank, dst, k);
 
@@ -68,9 +76,9 @@ static int post(int r, int rank, int src, int dst, int K, uint8_t **rbuf, uint8_
             sbuf[dst * K + k][i] = pat(r, rank, dst, k, i);
         }
         MPI_Isend(sbuf[dst * K + k], (int) sz, MPI_BYTE, dst, rank * K + k, MPI_COMM_WORLD,
-                  &req[n++]);
+                  &req[k]);
     }
-    return n;
+    return K;
 }
 
 /* Check what came from src; returns the bytes. */
@@ -144,7 +152,8 @@ int main(int argc, char **argv)
             for (s = 1; s < size; ++s) {
                 int dst = (rank + s) % size, src = (rank - s + size) % size;
 
-                n = post(r, rank, src, dst, K, rbuf, sbuf, req);
+                n = post_recvs(r, rank, src, K, rbuf, req);
+                n += post_sends(r, rank, dst, K, sbuf, req + n);
                 MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
                 bytes += check(r, rank, src, K, rbuf, &errors);
             }
@@ -152,25 +161,10 @@ int main(int argc, char **argv)
         }
         /* receive first: every receive, then every send */
         for (s = 1; s < size; ++s) {
-            int src = (rank - s + size) % size, k;
-
-            for (k = 0; k < K; ++k) {
-                MPI_Irecv(rbuf[src * K + k], (int) msg_size(r, src, rank, k), MPI_BYTE,
-                          (r & 1) ? MPI_ANY_SOURCE : src, src * K + k, MPI_COMM_WORLD, &req[n++]);
-            }
+            n += post_recvs(r, rank, (rank - s + size) % size, K, rbuf, req + n);
         }
         for (s = 1; s < size; ++s) {
-            int dst = (rank + s) % size, k;
-
-            for (k = 0; k < K; ++k) {
-                size_t i, sz = msg_size(r, rank, dst, k);
-
-                for (i = 0; i < sz; ++i) {
-                    sbuf[dst * K + k][i] = pat(r, rank, dst, k, i);
-                }
-                MPI_Isend(sbuf[dst * K + k], (int) sz, MPI_BYTE, dst, rank * K + k, MPI_COMM_WORLD,
-                          &req[n++]);
-            }
+            n += post_sends(r, rank, (rank + s) % size, K, sbuf, req + n);
         }
         MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
         for (p = 0; p < size; ++p) {
