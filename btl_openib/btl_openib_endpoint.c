@@ -606,6 +606,7 @@ void openib_endpoint_destroy(mca_btl_openib_endpoint_t *ep)
     }
     OPENIB_VERBOSE(100, "destroying endpoint %s (%s)", ep->desc, openib_lazy_state_name(ep->conn.state));
     m = ep->module;
+    openib_peer_limit_forget(ep); /* progress must not close it later */
     openib_endpoints_quiesce(&ep, 1); /* nothing in a CQ may refer to ep after this */
     if (ep->cpc) {
         openib_connect_endpoint_finalize(ep->cpc, &ep->cpc_ep);

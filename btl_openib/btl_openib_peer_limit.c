@@ -183,6 +183,20 @@ static void close_now(mca_btl_openib_endpoint_t *ep, const char *how)
     (void) openib_endpoint_reset(ep);
 }
 
+void openib_peer_limit_forget(mca_btl_openib_endpoint_t *ep)
+{
+    mca_btl_openib_module_t *m = ep->module;
+    int i;
+
+    for (i = 0; i < m->num_parking; ++i) {
+        if (m->parking[i] == ep) {
+            m->parking[i] = m->parking[--m->num_parking];
+            break;
+        }
+    }
+    ep->park = OPENIB_PARK_NONE;
+}
+
 int openib_peer_limit_progress(mca_btl_openib_module_t *m)
 {
     int i, n = 0;

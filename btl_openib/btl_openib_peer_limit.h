@@ -20,6 +20,9 @@ void openib_peer_limit_check(mca_btl_openib_module_t *m);
 /* CLOSE_REQ, CLOSE_ACK or CLOSE_NACK from ep's peer (delivered in order). */
 void openib_peer_limit_on_msg(mca_btl_openib_endpoint_t *ep, uint8_t tag);
 
+/* ep is being destroyed (del_procs): no idle close of it is pending. */
+void openib_peer_limit_forget(mca_btl_openib_endpoint_t *ep);
+
 /* From progress, outside completion handling: finish agreed closes, and
  * look for idle connections again while over the limit. */
 int openib_peer_limit_progress(mca_btl_openib_module_t *m);
