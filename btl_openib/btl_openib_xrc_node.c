@@ -1,7 +1,6 @@
 /*
- * btl_openib_xrc_node.c - the per-remote-node table of shared XRC send QPs.
- * A linked list: a process talks to few nodes over one port, and the table
- * is only searched when an endpoint connects.
+ * btl_openib_xrc_node.c - the per-remote-node table of shared XRC send QPs:
+ * a hash by key for lookups, a doubly linked list for the final sweep.
  */
 #include "opal_config.h"
 
@@ -17,6 +16,8 @@ void openib_xrc_node_table_init(struct openib_xrc_node_table *t)
 {
     t->head = NULL;
     t->count = 0;
+    OBJ_CONSTRUCT(&t->by_key, opal_hash_table_t);
+    opal_hash_table_init(&t->by_key, 64);
 }
 
 int openib_xrc_node_table_fini(struct openib_xrc_node_table *t)
@@ -31,34 +32,48 @@ int openib_xrc_node_table_fini(struct openib_xrc_node_table *t)
         free(n);
     }
     t->count = 0;
+    OBJ_DESTRUCT(&t->by_key);
     return leaked;
 }
 
-static bool key_eq(const struct openib_xrc_node_key *a, const struct openib_xrc_node_key *b)
+/* The key's fields without the struct's padding bytes. */
+#define PACKED_KEY_LEN (8 + 16 + 2 + 1)
+static void pack_key(const struct openib_xrc_node_key *k, uint8_t out[PACKED_KEY_LEN])
 {
-    return a->node_id == b->node_id && a->lid == b->lid && a->port_num == b->port_num &&
-           0 == memcmp(a->gid, b->gid, sizeof(a->gid));
+    memcpy(out, &k->node_id, 8);
+    memcpy(out + 8, k->gid, 16);
+    memcpy(out + 24, &k->lid, 2);
+    out[26] = k->port_num;
 }
 
 struct openib_xrc_node *openib_xrc_node_get(struct openib_xrc_node_table *t,
                                             const struct openib_xrc_node_key *key)
 {
+    uint8_t k[PACKED_KEY_LEN];
     struct openib_xrc_node *n;
+    void *found;
 
-    for (n = t->head; n; n = n->next) {
-        if (key_eq(&n->key, key)) {
-            n->refcount++;
-            return n;
-        }
+    pack_key(key, k);
+    if (OPAL_SUCCESS == opal_hash_table_get_value_ptr(&t->by_key, k, sizeof(k), &found)) {
+        n = found;
+        n->refcount++;
+        return n;
     }
     n = calloc(1, sizeof(*n));
     if (NULL == n) {
+        return NULL;
+    }
+    if (OPAL_SUCCESS != opal_hash_table_set_value_ptr(&t->by_key, k, sizeof(k), n)) {
+        free(n);
         return NULL;
     }
     n->key = *key;
     n->refcount = 1;
     n->state = OPENIB_XRC_NODE_IDLE;
     n->next = t->head;
+    if (t->head) {
+        t->head->prev = n;
+    }
     t->head = n;
     t->count++;
     return n;
@@ -66,18 +81,23 @@ struct openib_xrc_node *openib_xrc_node_get(struct openib_xrc_node_table *t,
 
 void *openib_xrc_node_put(struct openib_xrc_node_table *t, struct openib_xrc_node *n)
 {
-    struct openib_xrc_node **pp;
+    uint8_t k[PACKED_KEY_LEN];
     void *qp;
 
     if (NULL == n || --n->refcount > 0) {
         return NULL;
     }
-    for (pp = &t->head; *pp && *pp != n; pp = &(*pp)->next) {
+    pack_key(&n->key, k);
+    (void) opal_hash_table_remove_value_ptr(&t->by_key, k, sizeof(k));
+    if (n->prev) {
+        n->prev->next = n->next;
+    } else {
+        t->head = n->next;
     }
-    if (*pp) {
-        *pp = n->next;
-        t->count--;
+    if (n->next) {
+        n->next->prev = n->prev;
     }
+    t->count--;
     qp = n->qp;
     free(n->waiters);
     free(n);

@@ -15,6 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "opal_config.h"
+#include "opal/class/opal_hash_table.h"
+
 struct openib_xrc_node_key {
     uint64_t node_id;     /* hash of the peer's host name (from its xoob blob) */
     uint8_t gid[16];      /* the peer port's GID */
@@ -43,12 +46,15 @@ struct openib_xrc_node {
     uint32_t wqe_cap, wqe_used;
     int fail_rc;
     char why[128];
-    struct openib_xrc_node *next;
+    struct openib_xrc_node *next, *prev;
 };
 
+/* Entries found by key in O(1) (a hash of the packed key: a process may
+ * talk to thousands of nodes), and listed for the final sweep. */
 struct openib_xrc_node_table {
     struct openib_xrc_node *head;
     int count;
+    opal_hash_table_t by_key;
 };
 
 /* Results of openib_xrc_node_join (>= 0; errors are OPAL_* < 0). */
