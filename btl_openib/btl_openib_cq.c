@@ -32,7 +32,8 @@ static int srq_entries(const mca_btl_openib_module_t *m)
 
 int openib_cq_create(mca_btl_openib_module_t *m, int cq_size)
 {
-    int64_t recv = srq_entries(m), least = 2 * (int64_t) openib_params.max_send_wr + OPENIB_BUDGET_CONTROL;
+    int64_t recv = srq_entries(m);
+    int64_t least = 2 * (int64_t) openib_params.max_send_wr + OPENIB_BUDGET_CONTROL;
     int64_t cqe = cq_size, max = m->dev->attr.max_cqe;
 
     if (cqe - recv < least) {

@@ -1,6 +1,7 @@
 /*
- * btl_openib_module_init.c - per-port resources: CQ (btl_openib_cq.c), shared receive queues,
- * fragment lists and the CPC modules usable on the port.
+ * btl_openib_module_init.c - per-port resources: CQ (btl_openib_cq.c),
+ * shared receive queues, fragment lists and the CPC modules usable on the
+ * port.
  */
 #include "opal_config.h"
 
@@ -107,9 +108,10 @@ static int query_cpcs(mca_btl_openib_module_t *m)
 #define OPENIB_DEFAULT_INLINE 128
 
 /* The largest inline size the device accepts for `want` (or for
- * OPENIB_DEFAULT_INLINE when max_inline_data is -1), found with probe QPs since verbs has no query
- * for it: halving until one is created, then a binary search between the
- * last size refused and the first accepted, so an error can name the limit. */
+ * OPENIB_DEFAULT_INLINE when max_inline_data is -1), found with probe QPs
+ * since verbs has no query for it: halving until one is created, then a
+ * binary search between the last size refused and the first accepted, so an
+ * error can name the limit. */
 static uint32_t probe_max_inline(mca_btl_openib_module_t *m)
 {
     uint32_t want = openib_params.max_inline_data < 0 ? OPENIB_DEFAULT_INLINE

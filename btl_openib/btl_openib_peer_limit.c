@@ -211,9 +211,9 @@ int openib_peer_limit_progress(mca_btl_openib_module_t *m)
         }
         /* off the list first: closing progresses the CQ, which may park more */
         m->parking[i] = m->parking[--m->num_parking];
-        close_now(ep, closer ? "we asked, the peer agreed"
-                             : openib_endpoint_peer_closed_all(ep) ? "the peer asked and closed"
-                                                                   : "the peer asked, then went silent");
+        close_now(ep, closer                                ? "we asked, the peer agreed"
+                      : openib_endpoint_peer_closed_all(ep) ? "the peer asked and closed"
+                                                            : "the peer asked, then went silent");
         n++;
     }
     /* over the limit with nothing idle: look again every few ms, not on
