@@ -128,7 +128,8 @@ expect_range free-list-0-0 btl_openib_free_list_inc 0 '1 to 2147483647' \
 assert_grep 'could never grow' "$OUT" "free_list_inc 0: the reason"
 expect_help free-list-max-10 '^The value of btl_openib_free_list_max on [^ ]+ is out of range\.$' \
 	'^ +Value: +10$' '^ +Valid range: +-1 \(unlimited\), or 256 to 2147483647$' \
-	'S queue of 4096-byte buffers' -- --mca btl_openib_free_list_max 10
+	'S queue of [0-9]+-byte buffers in btl_openib_receive_queues posts 256 buffers' -- \
+	--mca btl_openib_free_list_max 10
 
 # --- numbers outside their range -----------------------------------------------------------
 expect_range cq-size-0 btl_openib_cq_size 0 '1 to 2147483647' --mca btl_openib_cq_size 0
