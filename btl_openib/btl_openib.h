@@ -329,10 +329,11 @@ void openib_deliver(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep, u
 /* help (btl_openib_component.c) */
 void openib_show_help(const char *topic, bool want_error_header, ...);
 
-/* A device in use has no shared receive queues: unless the user set
- * btl_openib_receive_queues, every module uses the per-peer default
- * (OPENIB_DEFAULT_RECEIVE_QUEUES_NO_SRQ); said at verbose 10. Called before
- * the first module is made (btl_openib_device.c). */
-int openib_component_queues_without_srq(const char *device);
+/* A device in use has no shared receive queues, or must not use them
+ * (the device table's per_peer_queues: iWARP), why says which: unless the
+ * user set btl_openib_receive_queues, every module uses the per-peer
+ * default (OPENIB_DEFAULT_RECEIVE_QUEUES_NO_SRQ); said at verbose 10.
+ * Called before the first module is made (btl_openib_device.c). */
+int openib_component_queues_without_srq(const char *device, const char *why);
 
 #endif /* BTL_OPENIB_H */

@@ -195,14 +195,14 @@ static int use_receive_queues(const char *spec)
     return OPAL_SUCCESS;
 }
 
-int openib_component_queues_without_srq(const char *device)
+int openib_component_queues_without_srq(const char *device, const char *why)
 {
     if (openib_params_user_set("receive_queues")) {
         return OPAL_SUCCESS; /* theirs: create_srqs() says so if they need an SRQ */
     }
-    OPENIB_VERBOSE(10, "%s has no shared receive queues: btl_openib_receive_queues %s (per-peer "
-                   "queues only) instead of the default %s", device,
-                   OPENIB_DEFAULT_RECEIVE_QUEUES_NO_SRQ, openib_params.receive_queues);
+    OPENIB_VERBOSE(10, "%s %s: btl_openib_receive_queues %s (per-peer queues only) instead of "
+                   "the default %s", device, why, OPENIB_DEFAULT_RECEIVE_QUEUES_NO_SRQ,
+                   openib_params.receive_queues);
     return use_receive_queues(OPENIB_DEFAULT_RECEIVE_QUEUES_NO_SRQ);
 }
 

@@ -268,8 +268,14 @@ int openib_devices_open(void)
     for (i = 0; i < mca_btl_openib_component.num_devices; ++i) {
         struct openib_device *dev = mca_btl_openib_component.devices[i];
 
-        if (0 == dev->attr.max_srq && openib_rq_spec_has_shared(&mca_btl_openib_component.rq)) {
-            if (OPAL_SUCCESS != openib_component_queues_without_srq(dev->name)) {
+        if ((0 == dev->attr.max_srq || 1 == dev->defaults.per_peer_queues) &&
+            openib_rq_spec_has_shared(&mca_btl_openib_component.rq)) {
+            if (OPAL_SUCCESS != openib_component_queues_without_srq(
+                                    dev->name, 0 == dev->attr.max_srq
+                                                   ? "has no shared receive queues"
+                                                   : "is iWARP, which has no receiver-not-ready "
+                                                     "retry, so a shared queue would lose "
+                                                     "connections")) {
                 return OPAL_ERR_BAD_PARAM;
             }
             break;

@@ -30,6 +30,7 @@ static const struct openib_device_defaults table[] = {
         .cq_size = 32768,
         .eager_rdma_num = -1,
         .read_sink_remote_write = -1,
+        .per_peer_queues = -1,
     },
     {
         .kind = "iWARP",
@@ -51,6 +52,12 @@ static const struct openib_device_defaults table[] = {
          * write access on the sink: without it an RDMA get fails with an
          * access error. */
         .read_sink_remote_write = 1,
+        /* iWARP has no receiver-not-ready retry: a send that finds no
+         * posted buffer terminates the connection (RDMAP). A shared queue
+         * has no flow control but that retry (10,000 small messages in
+         * flight ended siw connections), so the default queues are the
+         * per-peer ones, whose credits keep every send to a posted buffer. */
+        .per_peer_queues = 1,
     },
 };
 
@@ -62,6 +69,7 @@ bool openib_device_defaults_find(uint32_t vendor_id, uint32_t vendor_part_id, in
 
     *out = (struct openib_device_choice) {
         .cq_size = 0, .eager_rdma_num = -1, .read_sink_remote_write = -1,
+        .per_peer_queues = -1,
     };
     for (i = 0; i < sizeof(table) / sizeof(table[0]); ++i) {
         const struct openib_device_defaults *d = &table[i];
@@ -82,6 +90,9 @@ bool openib_device_defaults_find(uint32_t vendor_id, uint32_t vendor_part_id, in
         }
         if (out->read_sink_remote_write < 0) {
             out->read_sink_remote_write = d->read_sink_remote_write;
+        }
+        if (out->per_peer_queues < 0) {
+            out->per_peer_queues = d->per_peer_queues;
         }
     }
     return any;

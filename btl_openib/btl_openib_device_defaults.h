@@ -31,6 +31,8 @@ struct openib_device_defaults {
     int eager_rdma_num;      /* btl_openib_eager_rdma_num for this device; -1: unset */
     int read_sink_remote_write; /* 1: every registration is remotely writable, as the
                                    sink of an RDMA read must be; -1: unset (no) */
+    int per_peer_queues;     /* 1: the default receive queues are per-peer ones (flow
+                                controlled by credits), not shared; -1: unset (no) */
 };
 
 /* What the table says about a device: every entry that matches counts,
@@ -43,6 +45,7 @@ struct openib_device_choice {
     int eager_rdma_num;                /* -1: unset */
     const struct openib_device_defaults *eager_from;
     int read_sink_remote_write;        /* -1: unset */
+    int per_peer_queues;               /* -1: unset */
 };
 bool openib_device_defaults_find(uint32_t vendor_id, uint32_t vendor_part_id, int transport,
                                  struct openib_device_choice *out);

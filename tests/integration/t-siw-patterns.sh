@@ -49,6 +49,8 @@ n=$(count_lines "openib: $siw:1: Soft-iWARP \\(siw\\): btl_openib_cq_size 32768 
 [ "$n" = 4 ] || fail "the device table's siw entry applied in $n processes (want 4)"
 n=$(count_lines "openib: $siw:1: iWARP: btl_openib_eager_rdma_num 0 from the device table \\(iWARP \\(DDP\\) may place" "$out")
 [ "$n" = 4 ] || fail "the device table's iWARP entry (no eager-RDMA rings) applied in $n processes (want 4)"
+n=$(count_lines "openib: $siw is iWARP, which has no receiver-not-ready retry, so a shared queue would lose connections: btl_openib_receive_queues P," "$out")
+[ "$n" = 4 ] || fail "the per-peer queues for iWARP applied in $n processes (want 4)"
 [ "$(openib_stats_sum "$out" eager_rdma_rings)" = 0 ] || fail "eager-RDMA rings made on iWARP"
 [ "$rxe_tx" = 0 ] || fail "$rxe sent $rxe_tx packets: the traffic did not (only) go over $siw"
 ok "4 ranks on $siw: storm, all-to-all, 10,000 in flight, probe/cancel; 12 connections by rdma_cm, no rings"

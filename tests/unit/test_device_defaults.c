@@ -33,6 +33,7 @@ int main(void)
     CHECK(NULL != c.eager_from && 0 == strcmp(c.eager_from->kind, "iWARP"));
     CHECK(NULL != c.eager_from && NULL != strstr(c.eager_from->why, "footer"));
     CHECK(c.read_sink_remote_write == 1); /* RDMAP: a read's sink is written remotely */
+    CHECK(c.per_peer_queues == 1); /* no RNR retry: credits, not a shared queue */
 
     /* another iWARP device: no eager RDMA, the CQ as set */
     CHECK(openib_device_defaults_find(CHELSIO_VENDOR, 0x6408, IBV_TRANSPORT_IWARP, &c));
@@ -40,11 +41,13 @@ int main(void)
     CHECK(NULL == c.cq_from);
     CHECK(c.eager_rdma_num == 0);
     CHECK(c.read_sink_remote_write == 1);
+    CHECK(c.per_peer_queues == 1);
 
     /* siw's vendor id on another transport is not siw */
     CHECK(!openib_device_defaults_find(SIW_VENDOR, 0, IBV_TRANSPORT_IB, &c));
     CHECK(c.cq_size == 0);
     CHECK(c.eager_rdma_num == -1);
+    CHECK(c.per_peer_queues == -1);
     /* Soft-RoCE and a ConnectX keep the parameters' own defaults */
     CHECK(!openib_device_defaults_find(RXE_VENDOR, 0, IBV_TRANSPORT_IB, &c));
     CHECK(!openib_device_defaults_find(MLX_VENDOR, 4123, IBV_TRANSPORT_IB, &c));
