@@ -215,7 +215,16 @@ static void handle_error(mca_btl_openib_module_t *m, const struct openib_complet
         openib_teardown_marker_done(OPENIB_WRID_FRAG(c->id));
         return;
     }
-    if (c->status == IBV_WC_WR_FLUSH_ERR || (ep && ep->closing)) {
+    if (c->status == IBV_WC_WR_FLUSH_ERR && ep && !ep->closing &&
+        ep->conn.state == OPENIB_CONN_CONNECTED && !openib_endpoint_peer_closed(ep)) {
+        /* Flushed, and nothing of ours closed it or reported why: the QP
+         * went to the error state under us (an iWARP peer that found no
+         * receive buffer terminates the connection this way). Said once:
+         * the endpoint fails, later flushes are quiet. */
+        openib_endpoint_fail(ep, OPAL_ERROR, "its queue pair went to the error state and the "
+                             "work on it was flushed (on iWARP: the peer had no receive buffer "
+                             "posted for a send)");
+    } else if (c->status == IBV_WC_WR_FLUSH_ERR || (ep && ep->closing)) {
         /* QP going down: complete quietly, the async/teardown path reports. */
     } else if (ep && openib_endpoint_peer_closed(ep)) {
         /* the peer said goodbye (it is finalizing): the end, not a loss */
