@@ -70,23 +70,33 @@ int openib_cq_create(mca_btl_openib_module_t *m, int cq_size)
 int openib_cq_reserve_recv(mca_btl_openib_module_t *m, int wqes)
 {
     int64_t need = (int64_t) m->cq_recv + wqes + m->send_budget_total;
-    int64_t cqe = m->cq->cqe;
+    int64_t cqe = m->cq->cqe, want = cqe;
+    int64_t least = 2 * (int64_t) openib_params.max_send_wr + OPENIB_BUDGET_CONTROL;
+    int64_t lend;
 
     if (need > cqe) {
-        while (cqe < need) {
-            cqe *= 2;
+        while (want < need) {
+            want *= 2;
         }
-        if (cqe > m->dev->attr.max_cqe) {
-            cqe = m->dev->attr.max_cqe;
+        if (want > m->dev->attr.max_cqe) {
+            want = m->dev->attr.max_cqe;
         }
-        if (cqe < need || ibv_resize_cq(m->cq, (int) cqe)) {
-            OPENIB_VERBOSE(1, "%s:%d: cannot grow the CQ to %lld entries for another peer's "
-                           "per-peer receive buffers (%s); lower the P counts in "
-                           "btl_openib_receive_queues", m->dev->name, m->port_num,
-                           (long long) cqe, cqe < need ? "max_cqe" : strerror(errno));
-            return OPAL_ERR_OUT_OF_RESOURCE;
+        /* not every device resizes a CQ (siw does not) */
+        if (want > cqe && 0 == ibv_resize_cq(m->cq, (int) want)) {
+            cqe = m->cq->cqe;
         }
     }
+    /* What the CQ still lacks is lent by the send budget, down to two
+     * QPs' worth of sends. */
+    lend = need > cqe ? need - cqe : 0;
+    if (m->send_budget_total - lend < least) {
+        OPENIB_VERBOSE(1, "%s:%d: no room in the CQ (%lld entries) for another peer's per-peer "
+                       "receive buffers; lower the P counts in btl_openib_receive_queues or "
+                       "raise btl_openib_cq_size", m->dev->name, m->port_num, (long long) cqe);
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    m->send_budget_total -= (int32_t) lend;
+    m->send_budget -= (int32_t) lend;
     m->cq_recv += wqes;
     return OPAL_SUCCESS;
 }

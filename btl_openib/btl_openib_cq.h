@@ -6,7 +6,9 @@
  * flushed by an error), so the CQ holds:
  *   - the shared receive queues at the largest they may grow to;
  *   - per-peer (P) queues' buffers, reserved per endpoint (the only part
- *     that grows with peers, and only when the user asked for P queues);
+ *     that grows with peers, and only with P queues: the user's, or the
+ *     default where SRQs are absent or unsafe); the CQ grows for them
+ *     where the device can resize it, else the send budget lends them;
  *   - a send budget for the whole port: send WRs of all QPs outstanding at
  *     once. A send that finds it spent waits on its endpoint's queue, like
  *     one that waits for a send WQE; completions give the budget back.
@@ -32,7 +34,8 @@
 int openib_cq_create(mca_btl_openib_module_t *m, int cq_size);
 
 /* Reserve room for `wqes` more receive completions (per-peer queues'
- * buffers); the CQ grows for them when it must. OPAL_* code. */
+ * buffers): the CQ grows for them where the device allows, the send budget
+ * lends the rest down to two QPs' worth. OPAL_* code. */
 int openib_cq_reserve_recv(mca_btl_openib_module_t *m, int wqes);
 void openib_cq_release_recv(mca_btl_openib_module_t *m, int wqes);
 
