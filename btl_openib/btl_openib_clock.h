@@ -15,4 +15,9 @@ static inline uint64_t openib_now_usec(void)
     return (uint64_t) t.tv_sec * 1000000u + (uint64_t) t.tv_nsec / 1000u;
 }
 
+static inline long openib_now_ms(void)
+{
+    return (long) (openib_now_usec() / 1000u);
+}
+
 #endif

@@ -30,10 +30,16 @@ static int srq_entries(const mca_btl_openib_module_t *m)
     return n > (uint64_t) INT32_MAX ? INT32_MAX : (int) n;
 }
 
+/* The smallest send budget a port works with: two QPs' worth of sends
+ * and the control reserve. */
+static int64_t least_budget(void)
+{
+    return 2 * (int64_t) openib_params.max_send_wr + OPENIB_BUDGET_CONTROL;
+}
+
 int openib_cq_create(mca_btl_openib_module_t *m, int cq_size)
 {
-    int64_t recv = srq_entries(m);
-    int64_t least = 2 * (int64_t) openib_params.max_send_wr + OPENIB_BUDGET_CONTROL;
+    int64_t recv = srq_entries(m), least = least_budget();
     int64_t cqe = cq_size, max = m->dev->attr.max_cqe;
 
     if (cqe - recv < least) {
@@ -71,8 +77,7 @@ int openib_cq_reserve_recv(mca_btl_openib_module_t *m, int wqes)
 {
     int64_t need = (int64_t) m->cq_recv + wqes + m->send_budget_total;
     int64_t cqe = m->cq->cqe, want = cqe;
-    int64_t least = 2 * (int64_t) openib_params.max_send_wr + OPENIB_BUDGET_CONTROL;
-    int64_t lend;
+    int64_t least = least_budget(), lend;
 
     if (need > cqe) {
         while (want < need) {

@@ -4,6 +4,8 @@
  */
 #include "opal_config.h"
 
+#include "opal/util/bit_ops.h"
+
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_peer_cost.h"
 
@@ -15,16 +17,6 @@
  * the hash element and the table's spare capacity for it. */
 #define TABLE_ENTRY_BYTES 64u
 
-static uint64_t pow2_at_least(uint64_t v)
-{
-    uint64_t p = 1;
-
-    while (p < v) {
-        p <<= 1;
-    }
-    return p;
-}
-
 uint64_t openib_send_queue_bytes(const struct ibv_qp_cap *cap)
 {
     uint64_t data = (uint64_t) cap->max_send_sge * WQE_SGE;
@@ -32,7 +24,7 @@ uint64_t openib_send_queue_bytes(const struct ibv_qp_cap *cap)
     uint64_t wqe = WQE_CTRL_ADDR + (in > data ? in : data);
 
     wqe = (wqe + WQE_BLOCK - 1) / WQE_BLOCK * WQE_BLOCK;
-    return pow2_at_least((uint64_t) cap->max_send_wr * wqe);
+    return (uint64_t) opal_next_poweroftwo_inclusive((int) ((uint64_t) cap->max_send_wr * wqe));
 }
 
 void openib_peer_cost(const mca_btl_openib_endpoint_t *ep, struct openib_peer_cost *out)

@@ -38,19 +38,6 @@
 
 #define LOOK_AGAIN_USEC 10000
 
-/* How long a responder waits for the closer's goodbye: the transport's
- * own give-up time (ib_timeout x retries) and a second. */
-static long responder_wait_ms(void)
-{
-    double per_try_ms = 4.096e-3 * (double) (1ull << (openib_params.ib_timeout & 31));
-
-    return (long) (per_try_ms * (openib_params.ib_retry_count + 1)) + 1000;
-}
-
-static long now_ms(void)
-{
-    return (long) (openib_now_usec() / 1000u);
-}
 
 /* Nothing of ours on this connection is queued, waiting or unfinished. */
 static bool idle(mca_btl_openib_endpoint_t *ep)
@@ -67,7 +54,8 @@ static void park(mca_btl_openib_endpoint_t *ep, enum openib_park role)
     mca_btl_openib_module_t *m = ep->module;
 
     ep->park = (uint8_t) role;
-    ep->park_deadline_ms = now_ms() + responder_wait_ms();
+    /* a responder waits for the closer's goodbye this long at most */
+    ep->park_deadline_ms = openib_now_ms() + openib_transport_giveup_ms();
     m->parking[m->num_parking++] = ep;
 }
 
@@ -205,7 +193,8 @@ int openib_peer_limit_progress(mca_btl_openib_module_t *m)
         mca_btl_openib_endpoint_t *ep = m->parking[i];
         bool closer = OPENIB_PARK_CLOSER == ep->park;
 
-        if (!closer && !openib_endpoint_peer_closed_all(ep) && now_ms() < ep->park_deadline_ms) {
+        if (!closer && !openib_endpoint_peer_closed_all(ep) &&
+            openib_now_ms() < ep->park_deadline_ms) {
             ++i;
             continue;
         }

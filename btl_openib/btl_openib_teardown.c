@@ -35,31 +35,32 @@
 #include "btl_openib/btl_openib_teardown.h"
 #include "mca/btl_openib_params.h"
 
-/* The transport gives up on an unanswered request after
- * 4.096 us * 2^ib_timeout per try and ib_retry_count + 1 tries; a second on
- * top covers flushes, and 10 s caps what a huge ib_timeout would allow. */
-static long wait_budget_ms(void)
+long openib_transport_giveup_ms(void)
 {
     double per_try_ms = 4.096e-3 * (double) (1ull << (openib_params.ib_timeout & 31));
-    double ms = per_try_ms * (openib_params.ib_retry_count + 1) + 1000.0;
 
-    return ms > 10000.0 ? 10000 : (long) ms;
+    return (long) (per_try_ms * (openib_params.ib_retry_count + 1)) + 1000;
 }
 
-static long now_ms(void)
+/* The transport's give-up time, capped at 10 s: what a huge ib_timeout
+ * would allow is not worth waiting for while closing. */
+static long wait_budget_ms(void)
 {
-    return (long) (openib_now_usec() / 1000u);
+    long ms = openib_transport_giveup_ms();
+
+    return ms > 10000 ? 10000 : ms;
 }
+
 
 /* A marker's completion needs room in the CQ like any send's: it takes one
  * from the port's send budget (btl_openib_cq.h), waiting for completions
  * to give some back when closing many endpoints at once has spent it. */
 static bool take_budget(mca_btl_openib_module_t *m)
 {
-    long deadline = now_ms() + wait_budget_ms();
+    long deadline = openib_now_ms() + wait_budget_ms();
 
     while (m->send_budget <= 0) {
-        if (0 == openib_progress_cq(m) && now_ms() > deadline) {
+        if (0 == openib_progress_cq(m) && openib_now_ms() > deadline) {
             OPENIB_VERBOSE(1, "%s:%d: no send completions for %ld ms while closing; the "
                            "remaining endpoints close without markers", m->dev->name,
                            m->port_num, wait_budget_ms());
@@ -199,7 +200,7 @@ static void flush(mca_btl_openib_endpoint_t *ep, int q)
  * flush collects it. */
 static void wait_markers(mca_btl_openib_endpoint_t **eps, int n, bool goodbyes, const char *what)
 {
-    long deadline = now_ms() + wait_budget_ms();
+    long deadline = openib_now_ms() + wait_budget_ms();
     int i, left;
 
     for (;;) {
@@ -217,7 +218,7 @@ static void wait_markers(mca_btl_openib_endpoint_t **eps, int n, bool goodbyes, 
                 (void) openib_progress_cq(eps[i]->module);
             }
         }
-        if (now_ms() > deadline) {
+        if (openib_now_ms() > deadline) {
             OPENIB_VERBOSE(1, "closing %d endpoint(s): %d %s did not complete within %ld ms; going on",
                            n, left, what, wait_budget_ms());
             return;

@@ -15,6 +15,11 @@
  * destroyed, and nothing new is posted on them. */
 void openib_endpoints_quiesce(mca_btl_openib_endpoint_t **eps, int n);
 
+/* How long the transport takes to give up on an unanswered request
+ * (4.096 us * 2^ib_timeout per try, ib_retry_count + 1 tries), and a
+ * second on top for the flushes. */
+long openib_transport_giveup_ms(void);
+
 /* A teardown marker's completion (progress calls it). */
 void openib_teardown_marker_done(openib_frag_t *f);
 
