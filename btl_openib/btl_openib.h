@@ -168,7 +168,9 @@ typedef struct mca_btl_openib_module {
     mca_btl_base_module_error_cb_fn_t error_cb;
     struct openib_pack_cache *pack_cache; /* hooked packing's cursors (btl_openib_pack.c) */
     /* btl_openib_max_peers (btl_openib_peer_limit.c) */
-    uint64_t use_clock;                  /* ticks once per message sent or received */
+    /* connected peers, least recently used first (only while max_peers > 0) */
+    struct mca_btl_base_endpoint_t *lru_oldest, *lru_newest;
+    int lru_count;
     struct mca_btl_base_endpoint_t *parking[OPENIB_MAX_PARKING]; /* idle closes agreed */
     int num_parking;
     bool over_limit;                     /* more peers than allowed, none idle yet */
@@ -244,7 +246,8 @@ struct mca_btl_base_endpoint_t {
     bool cq_reserved;                    /* its per-peer receives have CQ room */
     uint8_t park;                        /* enum openib_park */
     long park_deadline_ms;               /* a responder closes by then whatever the peer does */
-    uint64_t last_used;                  /* module->use_clock at its last message */
+    struct mca_btl_base_endpoint_t *lru_older, *lru_newer; /* module's LRU list */
+    bool lru_linked;
     bool is_self;                        /* loopback: QPs connected to themselves */
     bool closing;                        /* being torn down: nothing new is posted */
     bool quiesced;                       /* its QPs' work is all completed (teardown) */

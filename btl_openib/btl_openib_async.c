@@ -13,6 +13,7 @@
 #include "btl_openib/btl_openib_async.h"
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_cq.h"
+#include "btl_openib/btl_openib_peer_limit.h"
 #include "btl_openib/btl_openib_send.h"
 #include "mca/btl_openib_params.h"
 
@@ -45,6 +46,7 @@ void openib_endpoint_close_quietly(mca_btl_openib_endpoint_t *ep)
     if (ep->conn.state == OPENIB_CONN_FAILED) {
         return;
     }
+    openib_lru_unlink(ep);
     openib_lazy_failed(&ep->conn, OPAL_ERR_UNREACH, "the peer closed the connection");
     openib_ep_fail_pending(ep, OPAL_ERR_UNREACH);
 }

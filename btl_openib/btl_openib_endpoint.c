@@ -342,7 +342,7 @@ void openib_endpoint_connected(mca_btl_openib_endpoint_t *ep)
     openib_lazy_connected(&ep->conn);
     (void) openib_credits_return(ep);
     if (!ep->is_self) {
-        openib_peer_limit_check(ep->module);
+        openib_peer_limit_connected(ep);
     }
     if (!ep->eager.offered && ep->eager.seen >= (uint32_t) openib_params.eager_rdma_threshold) {
         openib_eager_rdma_offer(ep);
@@ -366,6 +366,7 @@ static void cb_connect_failed(void *btl_ep, int rc, const char *why)
         return;
     }
     ep->module->stats.conn_failed++;
+    openib_lru_unlink(ep); /* not a connected peer any more */
     /* The CPC says which step failed; what the BTL found (why it could not
      * make its part) goes with it. */
     if (why && ep->conn.why[0] && NULL == strstr(why, ep->conn.why)) {
@@ -481,6 +482,7 @@ static void release_connection(mca_btl_openib_endpoint_t *ep)
     mca_btl_openib_module_t *m = ep->module;
     int q;
 
+    openib_lru_unlink(ep);
     for (q = 0; q < OPENIB_MAX_QUEUES; ++q) {
         if (ep->qps[q].qp) {
             opal_hash_table_remove_value_uint32(&m->qp_map, ep->qps[q].qp->qp_num);

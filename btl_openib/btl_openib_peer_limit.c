@@ -49,73 +49,113 @@ static bool idle(mca_btl_openib_endpoint_t *ep)
            opal_list_is_empty(&ep->held);
 }
 
+void openib_lru_unlink(mca_btl_openib_endpoint_t *ep)
+{
+    mca_btl_openib_module_t *m = ep->module;
+
+    if (!ep->lru_linked) {
+        return;
+    }
+    if (ep->lru_older) {
+        ep->lru_older->lru_newer = ep->lru_newer;
+    } else {
+        m->lru_oldest = ep->lru_newer;
+    }
+    if (ep->lru_newer) {
+        ep->lru_newer->lru_older = ep->lru_older;
+    } else {
+        m->lru_newest = ep->lru_older;
+    }
+    ep->lru_older = ep->lru_newer = NULL;
+    ep->lru_linked = false;
+    m->lru_count--;
+}
+
+void openib_lru_link_newest(mca_btl_openib_endpoint_t *ep)
+{
+    mca_btl_openib_module_t *m = ep->module;
+
+    if (ep->lru_linked || openib_params.max_peers <= 0 || ep->is_self) {
+        return;
+    }
+    ep->lru_older = m->lru_newest;
+    ep->lru_newer = NULL;
+    if (m->lru_newest) {
+        m->lru_newest->lru_newer = ep;
+    } else {
+        m->lru_oldest = ep;
+    }
+    m->lru_newest = ep;
+    ep->lru_linked = true;
+    m->lru_count++;
+}
+
 static void park(mca_btl_openib_endpoint_t *ep, enum openib_park role)
 {
     mca_btl_openib_module_t *m = ep->module;
 
+    openib_lru_unlink(ep);
     ep->park = (uint8_t) role;
     /* a responder waits for the closer's goodbye this long at most */
     ep->park_deadline_ms = openib_now_ms() + openib_transport_giveup_ms();
     m->parking[m->num_parking++] = ep;
 }
 
-static int connected_peers(mca_btl_openib_module_t *m)
-{
-    int i, n = 0;
-
-    for (i = 0; i < opal_pointer_array_get_size(&m->endpoints); ++i) {
-        const mca_btl_openib_endpoint_t *ep = opal_pointer_array_get_item(&m->endpoints, i);
-
-        n += ep && !ep->is_self && ep->conn.state == OPENIB_CONN_CONNECTED &&
-             OPENIB_PARK_NONE == ep->park;
-    }
-    return n;
-}
+/* Connections busy right now (something in flight) are passed over, but
+ * only so many: while the oldest ones are all busy, progress looks again
+ * in a few ms rather than walking every peer. */
+#define VICTIM_LOOKS 32
 
 static mca_btl_openib_endpoint_t *least_recently_used_idle(mca_btl_openib_module_t *m)
 {
-    mca_btl_openib_endpoint_t *best = NULL;
-    int i;
+    mca_btl_openib_endpoint_t *ep = m->lru_oldest;
+    int looks;
 
-    for (i = 0; i < opal_pointer_array_get_size(&m->endpoints); ++i) {
-        mca_btl_openib_endpoint_t *ep = opal_pointer_array_get_item(&m->endpoints, i);
-
-        if (ep && idle(ep) && (NULL == best || ep->last_used < best->last_used)) {
-            best = ep;
+    for (looks = 0; ep && looks < VICTIM_LOOKS; ++looks, ep = ep->lru_newer) {
+        if (idle(ep)) {
+            return ep;
         }
     }
-    return best;
+    return NULL;
+}
+
+void openib_peer_limit_connected(mca_btl_openib_endpoint_t *ep)
+{
+    openib_lru_link_newest(ep);
+    openib_peer_limit_check(ep->module);
 }
 
 void openib_peer_limit_check(mca_btl_openib_module_t *m)
 {
-    int n, asked = 0;
+    int asked = 0;
 
     if (openib_params.max_peers <= 0) {
         return;
     }
-    n = connected_peers(m);
-    while (n - asked > openib_params.max_peers && m->num_parking + asked < OPENIB_MAX_PARKING) {
+    while (m->lru_count > openib_params.max_peers && m->num_parking + asked < OPENIB_MAX_PARKING) {
         mca_btl_openib_endpoint_t *ep = least_recently_used_idle(m);
 
         if (NULL == ep ||
             OPAL_SUCCESS != openib_send_ctl(ep, OPENIB_TAG_CLOSE_REQ, NULL, 0, true)) {
             break;
         }
+        openib_lru_unlink(ep); /* not counted while the close is asked */
         ep->park = OPENIB_PARK_ASKED;
         ep->conn.state = OPENIB_CONN_CLOSING;
         OPENIB_VERBOSE(100, "%s: asked to close this idle connection (%d connected peers, "
-                       "btl_openib_max_peers %d)", ep->desc, n, openib_params.max_peers);
+                       "btl_openib_max_peers %d)", ep->desc, m->lru_count + 1,
+                       openib_params.max_peers);
         asked++;
     }
     /* none idle now, or too many closes under way: progress looks again */
-    m->over_limit = n - asked > openib_params.max_peers;
+    m->over_limit = m->lru_count > openib_params.max_peers;
 }
 
 static void resume(mca_btl_openib_endpoint_t *ep)
 {
     ep->park = OPENIB_PARK_NONE;
     (void) openib_lazy_connected(&ep->conn); /* CONNECTED, queued sends go */
+    openib_lru_link_newest(ep);
     ep->module->over_limit = true;            /* try another one later */
 }
 
@@ -134,6 +174,7 @@ void openib_peer_limit_on_msg(mca_btl_openib_endpoint_t *ep, uint8_t tag)
              * goes now, and then we are not idle: not now) */
             ep->park = OPENIB_PARK_NONE;
             (void) openib_lazy_connected(&ep->conn);
+            openib_lru_link_newest(ep);
         }
         if (idle(ep) && m->num_parking < OPENIB_MAX_PARKING &&
             OPAL_SUCCESS == openib_send_ctl(ep, OPENIB_TAG_CLOSE_ACK, NULL, 0, true)) {
@@ -183,6 +224,7 @@ void openib_peer_limit_forget(mca_btl_openib_endpoint_t *ep)
         }
     }
     ep->park = OPENIB_PARK_NONE;
+    openib_lru_unlink(ep);
 }
 
 int openib_peer_limit_progress(mca_btl_openib_module_t *m)
@@ -206,7 +248,7 @@ int openib_peer_limit_progress(mca_btl_openib_module_t *m)
         n++;
     }
     /* over the limit with nothing idle: look again every few ms, not on
-     * every progress call (each look walks the endpoints) */
+     * every progress call */
     if (m->over_limit && openib_now_usec() >= m->limit_next_usec) {
         m->limit_next_usec = openib_now_usec() + LOOK_AGAIN_USEC;
         openib_peer_limit_check(m);

@@ -8,19 +8,34 @@
 
 #include "btl_openib/btl_openib.h"
 
-/* A message went to or came from ep (the LRU clock). */
+/* The module's connected peers in least-recently-used order, kept only
+ * while btl_openib_max_peers is set: finding the oldest idle connection
+ * and counting connected peers are then O(1), and a message costs one
+ * branch when no limit is set. */
+void openib_lru_unlink(mca_btl_openib_endpoint_t *ep);
+void openib_lru_link_newest(mca_btl_openib_endpoint_t *ep);
+
+/* A message went to or came from ep: it becomes the most recently used. */
 static inline void openib_ep_touch(mca_btl_openib_endpoint_t *ep)
 {
-    ep->last_used = ++ep->module->use_clock;
+    if (OPAL_UNLIKELY(ep->lru_linked) && ep->module->lru_newest != ep) {
+        openib_lru_unlink(ep);
+        openib_lru_link_newest(ep);
+    }
 }
 
-/* A connection came up on m: close idle ones while over the limit. */
+/* ep's connection came up: it joins the LRU list, and idle ones are
+ * closed while the port is over the limit. */
+void openib_peer_limit_connected(mca_btl_openib_endpoint_t *ep);
+
+/* Close idle connections while over the limit. */
 void openib_peer_limit_check(mca_btl_openib_module_t *m);
 
 /* CLOSE_REQ, CLOSE_ACK or CLOSE_NACK from ep's peer (delivered in order). */
 void openib_peer_limit_on_msg(mca_btl_openib_endpoint_t *ep, uint8_t tag);
 
-/* ep is being destroyed (del_procs): no idle close of it is pending. */
+/* ep is being destroyed (del_procs), or its connection ended: no idle
+ * close of it is pending, and it leaves the LRU list. */
 void openib_peer_limit_forget(mca_btl_openib_endpoint_t *ep);
 
 /* From progress, outside completion handling: finish agreed closes, and
