@@ -280,22 +280,24 @@ int openib_progress_cq(mca_btl_openib_module_t *m)
     return n;
 }
 
-/* Retry every endpoint waiting for credits or WQEs. Walked by index over
- * the endpoints, not along the stalled list: a drain may complete sends,
- * and the callbacks (made without the lock) may send and stall or unstall
- * any endpoint, which would leave a list walk on a removed item. Only
- * while something is stalled, so the cost is the walk, not the common
- * case. */
+/* Retry the endpoints waiting for credits or WQEs: as many as wait now,
+ * each taken from the front of the stalled list and moved to its back
+ * before its drain. No pointer is kept across a drain (a drain may
+ * complete sends, and their callbacks, made without the lock, may send
+ * and stall, unstall or even destroy any endpoint), so the walk costs the
+ * stalled endpoints, not every endpoint of the port. */
 static void drain_stalled(mca_btl_openib_module_t *m)
 {
-    int e;
+    size_t k = opal_list_get_size(&m->stalled);
 
-    for (e = 0; e < opal_pointer_array_get_size(&m->endpoints); ++e) {
-        mca_btl_openib_endpoint_t *ep = opal_pointer_array_get_item(&m->endpoints, e);
+    while (k-- > 0 && !opal_list_is_empty(&m->stalled)) {
+        mca_btl_openib_endpoint_t *ep;
 
-        if (NULL != ep && ep->stalled) {
-            openib_ep_drain(ep);
-        }
+        ep = (mca_btl_openib_endpoint_t *) opal_list_get_first(&m->stalled);
+
+        opal_list_remove_item(&m->stalled, &ep->super);
+        opal_list_append(&m->stalled, &ep->super);
+        openib_ep_drain(ep);
     }
 }
 
