@@ -92,7 +92,9 @@ int openib_qp_post(mca_btl_openib_endpoint_t *ep, int q, struct ibv_send_wr *wr,
     ep->module->send_budget--;
     if (sig) {
         qp->reclaim[qp->reclaim_tail] = qp->unsignaled;
-        qp->reclaim_tail = (qp->reclaim_tail + 1) % qp->reclaim_size;
+        if (++qp->reclaim_tail == qp->reclaim_size) { /* no division per post */
+            qp->reclaim_tail = 0;
+        }
         qp->unsignaled = 0;
     } else {
         qp->unsignaled++;

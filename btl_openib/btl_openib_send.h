@@ -90,7 +90,9 @@ static inline void openib_qp_reclaim(mca_btl_openib_endpoint_t *ep, int q)
 
     qp->sd_wqe += n;
     ep->module->send_budget += n;
-    qp->reclaim_head = (qp->reclaim_head + 1) % qp->reclaim_size;
+    if (++qp->reclaim_head == qp->reclaim_size) {
+        qp->reclaim_head = 0;
+    }
 }
 
 /* Send-side completion of a fragment. */
