@@ -25,6 +25,7 @@
 # and prints one progress line per configuration.
 #
 # Environment (set by run-bench.sh): OPENIB_BENCH_BIN, OPENIB_CONN_BIN, OPENIB_BENCH_ONLY,
+# OPENIB_BENCH_CONN_ONLY (1: the connection rows only),
 # OPENIB_BENCH_ROUNDS, OPENIB_BENCH_QUICK, OPENIB_BENCH_ARGS,
 # OPENIB_BENCH_STEP_TIMEOUT, and lib.sh's (OPENIB_BUILDDIR, OPENIB_HOSTS...).
 
@@ -258,9 +259,14 @@ else
 	OPENIB_DEV_ARGS=()
 	TCP_DEV_ARGS=()
 fi
+conn_only=${OPENIB_BENCH_CONN_ONLY:-0}
 for ((ROUND = 1; ROUND <= rounds; ROUND++)); do
 	r="$MODE node, round $ROUND/$rounds"
 	[ "$MODE" = iwarp ] && r="iWARP, round $ROUND/$rounds"
+	if [ "$conn_only" = 1 ]; then # run-bench.sh --conn-only: no curves
+		timed "$r: connection setup, ${SCALE_RANKS[*]} ranks" scale_round
+		continue
+	fi
 	if [[ $only == *,raw,* ]]; then timed "$r: raw verbs (perftest)" raw_round; fi
 	if [[ $only == *,openib,* ]]; then
 		if [ -f "$(openib_component_so)" ]; then

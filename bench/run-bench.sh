@@ -9,6 +9,9 @@
 #                      (CI); the figures are not worth comparing
 #   --tables LIST      any of single, cross, iwarp (default all three)
 #   --only LIST        subset of raw,openib,ucx,tcp (default all four)
+#   --conn-only        the cross-node table's connection rows only (connection
+#                      setup at 8, 16 and 32 ranks, memory per peer), without
+#                      the latency and bandwidth curves
 #   --out DIR          results directory (default
 #                      $OPENIB_BUILDDIR/bench/results/YYYYmmdd-HHMMSS)
 #   --host             the single-node table on this machine instead of in a
@@ -47,7 +50,7 @@ PROG=run-bench
 # shellcheck source=guest-checks.sh
 . "$HERE/guest-checks.sh"
 
-OUT='' ONLY=raw,openib,ucx,tcp TABLES=single,cross,iwarp HOST=0 REPORT_ONLY=0
+OUT='' ONLY=raw,openib,ucx,tcp TABLES=single,cross,iwarp HOST=0 REPORT_ONLY=0 CONN_ONLY=0
 QUICK=${OPENIB_BENCH_QUICK:-0}
 # The command line, as the tables and plots will say: the settings from the
 # environment, then the command (main-job.sh names itself) and its arguments.
@@ -66,6 +69,7 @@ while [ $# -gt 0 ]; do
 	--out) OUT=$2; shift ;;
 	--out=*) OUT=${1#*=} ;;
 	--host) HOST=1 ;;
+	--conn-only) CONN_ONLY=1 ;;
 	--report) OUT=$2; REPORT_ONLY=1; shift ;;
 	--report=*) OUT=${1#*=}; REPORT_ONLY=1 ;;
 	-h | --help)
@@ -86,6 +90,10 @@ for x in ${TABLES//,/ }; do
 	case $x in single | cross | iwarp) ;; *) echo "$PROG: --tables: unknown '$x'" >&2; exit 2 ;; esac
 done
 [ "$HOST" = 0 ] || TABLES=single
+if [ "$CONN_ONLY" = 1 ]; then
+	[ "$HOST" = 0 ] || { echo "$PROG: --conn-only needs the two-node bed, not --host" >&2; exit 2; }
+	TABLES=cross
+fi
 
 # table_dir TABLE: the results directory of one table
 table_dir() { if [ "$1" = iwarp ]; then echo "$OUT/iwarp"; else echo "$OUT/$1-node"; fi; }
@@ -123,6 +131,7 @@ else
 	: "${OPENIB_BENCH_ROUNDS:=3}" "${OPENIB_BENCH_STEP_TIMEOUT:=1800}"
 fi
 export OPENIB_BENCH_ROUNDS OPENIB_BENCH_STEP_TIMEOUT OPENIB_BENCH_QUICK=$QUICK OPENIB_BENCH_ONLY=$ONLY
+export OPENIB_BENCH_CONN_ONLY=$CONN_ONLY
 echo "$PROG: results in $OUT ($([ "$QUICK" = 1 ] && echo "quick: ")$OPENIB_BENCH_ROUNDS round(s); tables: $TABLES)"
 
 # The benchmark program: prebuilt by the build system, or built here.
@@ -185,6 +194,11 @@ done
 : >"$OUT/tables.txt"
 for t in ${TABLES//,/ }; do
 	echo
+	if [ "$CONN_ONLY" = 1 ]; then
+		timed "$t table: connection rows" bash "$HERE/scale-report.sh" "$(table_dir "$t")" |
+			tee -a "$OUT/tables.txt" || bad=1
+		continue
+	fi
 	timed "$t table and plot" bash "$HERE/report.sh" "$(table_dir "$t")" | tee -a "$OUT/tables.txt" || bad=1
 	echo "plot: $(table_dir "$t")/bench.png" | tee -a "$OUT/tables.txt"
 	echo >>"$OUT/tables.txt"
