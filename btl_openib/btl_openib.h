@@ -168,9 +168,8 @@ typedef struct mca_btl_openib_module {
     mca_btl_base_module_error_cb_fn_t error_cb;
     struct openib_pack_cache *pack_cache; /* hooked packing's cursors (btl_openib_pack.c) */
     /* btl_openib_max_peers (btl_openib_peer_limit.c) */
-    /* connected peers, least recently used first (only while max_peers > 0) */
-    struct mca_btl_base_endpoint_t *lru_oldest, *lru_newest;
-    int lru_count;
+    opal_list_t lru;                     /* connected peers' lru_items, least recently
+                                            used first (only while max_peers > 0) */
     struct mca_btl_base_endpoint_t *parking[OPENIB_MAX_PARKING]; /* idle closes agreed */
     int num_parking;
     bool over_limit;                     /* more peers than allowed, none idle yet */
@@ -246,7 +245,7 @@ struct mca_btl_base_endpoint_t {
     bool cq_reserved;                    /* its per-peer receives have CQ room */
     uint8_t park;                        /* enum openib_park */
     long park_deadline_ms;               /* a responder closes by then whatever the peer does */
-    struct mca_btl_base_endpoint_t *lru_older, *lru_newer; /* module's LRU list */
+    opal_list_item_t lru_item;           /* on module->lru (super is on `stalled`) */
     bool lru_linked;
     bool is_self;                        /* loopback: QPs connected to themselves */
     bool closing;                        /* being torn down: nothing new is posted */

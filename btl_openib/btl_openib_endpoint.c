@@ -571,6 +571,7 @@ mca_btl_openib_endpoint_t *openib_endpoint_create(mca_btl_openib_module_t *m, op
         return NULL;
     }
     OBJ_CONSTRUCT(&ep->super, opal_list_item_t);
+    OBJ_CONSTRUCT(&ep->lru_item, opal_list_item_t);
     ep->module = m;
     ep->proc = proc;
     ep->name = proc->proc_name;
@@ -624,6 +625,7 @@ void openib_endpoint_destroy(mca_btl_openib_endpoint_t *ep)
     release_connection(ep);
     opal_pointer_array_set_item(&m->endpoints, ep->index, NULL);
     opal_proc_table_remove_value(&m->peers, ep->name);
+    OBJ_DESTRUCT(&ep->lru_item);
     OBJ_DESTRUCT(&ep->super);
     free(ep);
 }

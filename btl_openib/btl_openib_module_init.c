@@ -195,6 +195,7 @@ int openib_module_init(mca_btl_openib_module_t *m)
     OBJ_CONSTRUCT(&m->peers, opal_proc_table_t);
     opal_proc_table_init(&m->peers, 16, 256);
     OBJ_CONSTRUCT(&m->stalled, opal_list_t);
+    OBJ_CONSTRUCT(&m->lru, opal_list_t);
 
     /* openib_limits_check_port() fitted cq_size to the device */
     cqe = apply_device_table(m, cqe);
@@ -277,6 +278,7 @@ int openib_module_fini(mca_btl_openib_module_t *m)
     OBJ_DESTRUCT(&m->qp_map);
     OBJ_DESTRUCT(&m->peers);
     OBJ_DESTRUCT(&m->stalled);
+    OBJ_DESTRUCT(&m->lru);
     free(m->eager_eps); /* empty: every endpoint released its ring */
     m->eager_eps = NULL;
     openib_pack_cache_free(&m->pack_cache);

@@ -25,6 +25,8 @@
  */
 #include "opal_config.h"
 
+#include <stddef.h>
+
 #include "opal/constants.h"
 #include "opal/util/proc.h"
 
@@ -51,43 +53,30 @@ static bool idle(mca_btl_openib_endpoint_t *ep)
 
 void openib_lru_unlink(mca_btl_openib_endpoint_t *ep)
 {
-    mca_btl_openib_module_t *m = ep->module;
-
-    if (!ep->lru_linked) {
-        return;
+    if (ep->lru_linked) {
+        opal_list_remove_item(&ep->module->lru, &ep->lru_item);
+        ep->lru_linked = false;
     }
-    if (ep->lru_older) {
-        ep->lru_older->lru_newer = ep->lru_newer;
-    } else {
-        m->lru_oldest = ep->lru_newer;
-    }
-    if (ep->lru_newer) {
-        ep->lru_newer->lru_older = ep->lru_older;
-    } else {
-        m->lru_newest = ep->lru_older;
-    }
-    ep->lru_older = ep->lru_newer = NULL;
-    ep->lru_linked = false;
-    m->lru_count--;
 }
 
 void openib_lru_link_newest(mca_btl_openib_endpoint_t *ep)
 {
-    mca_btl_openib_module_t *m = ep->module;
-
     if (ep->lru_linked || openib_params.max_peers <= 0 || ep->is_self) {
         return;
     }
-    ep->lru_older = m->lru_newest;
-    ep->lru_newer = NULL;
-    if (m->lru_newest) {
-        m->lru_newest->lru_newer = ep;
-    } else {
-        m->lru_oldest = ep;
-    }
-    m->lru_newest = ep;
+    opal_list_append(&ep->module->lru, &ep->lru_item);
     ep->lru_linked = true;
-    m->lru_count++;
+}
+
+static mca_btl_openib_endpoint_t *ep_of_lru_item(opal_list_item_t *item)
+{
+    return (mca_btl_openib_endpoint_t *) ((char *) item -
+                                          offsetof(mca_btl_openib_endpoint_t, lru_item));
+}
+
+static int connected_peers(mca_btl_openib_module_t *m)
+{
+    return (int) opal_list_get_size(&m->lru);
 }
 
 static void park(mca_btl_openib_endpoint_t *ep, enum openib_park role)
@@ -108,12 +97,13 @@ static void park(mca_btl_openib_endpoint_t *ep, enum openib_park role)
 
 static mca_btl_openib_endpoint_t *least_recently_used_idle(mca_btl_openib_module_t *m)
 {
-    mca_btl_openib_endpoint_t *ep = m->lru_oldest;
+    opal_list_item_t *item = opal_list_get_first(&m->lru);
     int looks;
 
-    for (looks = 0; ep && looks < VICTIM_LOOKS; ++looks, ep = ep->lru_newer) {
-        if (idle(ep)) {
-            return ep;
+    for (looks = 0; item != opal_list_get_end(&m->lru) && looks < VICTIM_LOOKS;
+         ++looks, item = opal_list_get_next(item)) {
+        if (idle(ep_of_lru_item(item))) {
+            return ep_of_lru_item(item);
         }
     }
     return NULL;
@@ -132,7 +122,8 @@ void openib_peer_limit_check(mca_btl_openib_module_t *m)
     if (openib_params.max_peers <= 0) {
         return;
     }
-    while (m->lru_count > openib_params.max_peers && m->num_parking + asked < OPENIB_MAX_PARKING) {
+    while (connected_peers(m) > openib_params.max_peers &&
+           m->num_parking + asked < OPENIB_MAX_PARKING) {
         mca_btl_openib_endpoint_t *ep = least_recently_used_idle(m);
 
         if (NULL == ep ||
@@ -143,12 +134,12 @@ void openib_peer_limit_check(mca_btl_openib_module_t *m)
         ep->park = OPENIB_PARK_ASKED;
         ep->conn.state = OPENIB_CONN_CLOSING;
         OPENIB_VERBOSE(100, "%s: asked to close this idle connection (%d connected peers, "
-                       "btl_openib_max_peers %d)", ep->desc, m->lru_count + 1,
+                       "btl_openib_max_peers %d)", ep->desc, connected_peers(m) + 1,
                        openib_params.max_peers);
         asked++;
     }
     /* none idle now, or too many closes under way: progress looks again */
-    m->over_limit = m->lru_count > openib_params.max_peers;
+    m->over_limit = connected_peers(m) > openib_params.max_peers;
 }
 
 static void resume(mca_btl_openib_endpoint_t *ep)

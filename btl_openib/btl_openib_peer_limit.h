@@ -18,7 +18,8 @@ void openib_lru_link_newest(mca_btl_openib_endpoint_t *ep);
 /* A message went to or came from ep: it becomes the most recently used. */
 static inline void openib_ep_touch(mca_btl_openib_endpoint_t *ep)
 {
-    if (OPAL_UNLIKELY(ep->lru_linked) && ep->module->lru_newest != ep) {
+    if (OPAL_UNLIKELY(ep->lru_linked) &&
+        opal_list_get_last(&ep->module->lru) != &ep->lru_item) {
         openib_lru_unlink(ep);
         openib_lru_link_newest(ep);
     }
