@@ -239,6 +239,12 @@ scale_round() {
 				scale "openib_$c" "$n" "${MPI_OPENIB_ARGS[@]}" --mca btl_openib_cpc_include "$c" ||
 					bad=$((bad + 1))
 			done
+			# oob's handshakes over its TCP side channel too (one connection
+			# each), beside its default UD one
+			if [[ " ${OPENIB_CONFIGS[*]} " == *" oob "* ]]; then
+				scale openib_oob_tcp "$n" "${MPI_OPENIB_ARGS[@]}" --mca btl_openib_cpc_include oob \
+					--mca btl_openib_oob_side_channel tcp || bad=$((bad + 1))
+			fi
 			unset OMPI_MCA_mca_base_component_path
 		fi
 		if [[ $only == *,ucx,* ]]; then scale ucx "$n" "${MPI_UCX_ARGS[@]}" || bad=$((bad + 1)); fi

@@ -12,7 +12,9 @@ DIR=$1
 only=,$(cat "$DIR/only" 2>/dev/null || echo raw,openib,ucx,tcp),
 bad=0
 cols=()
-for c in openib_oob openib_rdma_cm ucx tcp; do
+for c in openib_oob openib_oob_tcp openib_rdma_cm ucx tcp; do
+	# (oob over TCP joined the table later: older directories have none)
+	[ "$c" = openib_oob_tcp ] && ! ls "$DIR"/scale_openib_oob_tcp.* >/dev/null 2>&1 && continue
 	[[ $only == *,${c%%_*},* ]] && cols+=("$c")
 done
 # (results from before conn_setup joined the table have none)
@@ -62,7 +64,8 @@ awk -F, -v cols="${cols[*]}" -v csv="$DIR/summary.csv" '
 	}
 	END {
 		nc = split(cols, C, " ")
-		name["openib_oob"] = "openib(oob)"; name["openib_rdma_cm"] = "openib(rdma_cm)"; name["ucx"] = "UCX"; name["tcp"] = "TCP"
+		name["openib_oob"] = "openib(oob)"; name["openib_oob_tcp"] = "openib(oob over TCP)"
+		name["openib_rdma_cm"] = "openib(rdma_cm)"; name["ucx"] = "UCX"; name["tcp"] = "TCP"
 		label[1] = "first all-to-all (ms)"; label[2] = "connected all-to-all (ms)"
 		label[3] = "memory per peer (KiB)"; label[4] = "openib count per peer (KiB)"
 		metric[1] = "conn_first"; metric[2] = "conn_connected"; metric[3] = "mem_rss_per_peer"; metric[4] = "mem_openib_per_peer"

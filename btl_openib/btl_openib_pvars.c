@@ -197,6 +197,20 @@ static int read_peer_var(const struct mca_base_pvar_t *pvar, void *value, void *
     return OPAL_SUCCESS;
 }
 
+/* ---- the oob CPC's side channel ---- */
+
+enum side_what { SIDE_UD, SIDE_TCP };
+
+static int read_side_var(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    unsigned long long ud, tcp;
+
+    (void) obj;
+    openib_connect_side_channel_counts(&ud, &tcp);
+    *(unsigned long long *) value = SIDE_UD == (enum side_what) (uintptr_t) pvar->ctx ? ud : tcp;
+    return OPAL_SUCCESS;
+}
+
 struct computed_var {
     const char *name;
     const char *desc;
@@ -224,6 +238,10 @@ static const struct computed_var computed_vars[] = {
       MCA_BASE_PVAR_CLASS_LEVEL, read_peer_var, HOST_BYTES },
     { "host_bytes_per_peer", "peer_host_bytes / peers_connected: what one more peer costs in host memory",
       MCA_BASE_PVAR_CLASS_LEVEL, read_peer_var, HOST_BYTES_PER_PEER },
+    { "side_channel_ud_sessions", "Handshake sessions of the oob CPC over its UD side channel (opened and accepted)",
+      MCA_BASE_PVAR_CLASS_COUNTER, read_side_var, SIDE_UD },
+    { "side_channel_tcp_connections", "TCP connections of the oob and xoob side channel (one per handshake over TCP, opened and accepted)",
+      MCA_BASE_PVAR_CLASS_COUNTER, read_side_var, SIDE_TCP },
 };
 
 /* Every counter is a read-only, continuous unsigned long long, bound to no

@@ -1,9 +1,14 @@
 /*
- * cpc_oob.c - the "oob" CPC: QP data exchanged over a TCP side channel.
+ * cpc_oob.c - the "oob" CPC: QP data exchanged over a side channel.
  *
- * Each port's module listens on a TCP port and publishes {addresses, port}
- * as its modex blob. A connection is a three-message handshake on one TCP
- * session, all handled from progress without blocking:
+ * Each port's module has a UD side channel (one UD QP for every peer) and
+ * a TCP listener, as btl_openib_oob_side_channel says, and publishes both
+ * as its modex blob. A handshake runs on a UD session where both ports
+ * have UD, else on a TCP connection (cpc_oob_channel.h: the same session
+ * semantics either way); a peer whose UD side channel never answers while
+ * its TCP listener does is tried over TCP from then on. A connection is a
+ * three-message handshake on one session, all handled from progress
+ * without blocking:
  *
  *   initiator                          responder
  *   REQ (its QP data)  ------------->  QPs to RTR, post receives
@@ -21,11 +26,13 @@
  * queue for as long as its process computes outside MPI; meanwhile the two
  * side-channel threads keep the session alive (PING/PONG, see
  * cpc_oob_channel.h), without touching any endpoint, so the waiting side
- * knows the peer is there and waits without a deadline.
+ * knows the peer is there and waits without a deadline (over UD the
+ * peer's thread acknowledges every frame, keepalives included).
  * btl_openib_connect_oob_timeout bounds silence only: no frame at all on
  * the session (not even a PONG) for that long, counted while this process
  * looks (cpc_active.h). A peer that is really gone ends the handshake
- * sooner: its closed listener refuses the connection, or its side of the
+ * sooner: its closed listener refuses the connection (over UD: a TCP
+ * connect probes it when the UD QP stays silent), or its side of the
  * session closes. Failed attempts (side channel lost, no endpoint for us
  * yet) are retried with a back-off up to btl_openib_connect_oob_retries
  * times.
@@ -35,7 +42,8 @@
  * and REJ with the initiator's, each echoing the nonce it answers. A
  * responder checks a frame on an accepted session in a fixed order: layout,
  * dst is us, src is of the job, MAC, freshness (oob_check_incoming), then
- * the session's source address among the sender's published ones; only
+ * the session's source among the sender's published ones (its IPv4
+ * addresses, or its UD QP and port GID or LID); only
  * then is the session trusted (oob_chan_trust) and anything touched. A
  * refused frame gets no answer (its session is closed) and changes nothing;
  * it is logged at verbose 1 with its reason token. The initiator checks
@@ -53,6 +61,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <infiniband/verbs.h>
+
 #include "opal/constants.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/pmix/pmix.h"
@@ -61,6 +71,7 @@
 #include "connect/cpc_oob.h"
 #include "connect/cpc_oob_channel.h"
 #include "connect/cpc_oob_params.h"
+#include "connect/cpc_oob_ud.h"
 #include "connect/cpc_oob_wire.h"
 #include "connect/cpc_internal.h"
 #include "connect/cpc_xoob.h"
@@ -81,7 +92,10 @@ enum oob_state {
 
 struct oob_module {
     struct openib_cpc_module base;   /* first: the framework sees this */
-    int listen_id;
+    int listen_id;                   /* TCP listener, -1 none */
+    int ud_id;                       /* UD side channel (cpc_oob_channel.h), -1 none */
+    bool ethernet;                   /* RoCE: every UD datagram needs a GRH */
+    uint64_t subnet_prefix;          /* ours, host order: IB needs a GRH across subnets */
     const struct openib_cpc_btl_ops *btl_ops; /* learned at endpoint_init */
     void *btl;
     uint8_t self[OOB_ID_LEN];        /* our process name, learned there too */
@@ -103,6 +117,7 @@ struct oob_ep {
     long retry_ms;
     int attempts;
     bool busy_logged;     /* "alive but not taken yet" said once */
+    bool tcp_only;        /* the peer's UD side channel never answered: TCP from now on */
     char last_why[96];    /* the last failed attempt, for the final reason */
     int active_index;
     uint8_t peer_token[OPENIB_AUTH_TOKEN_LEN]; /* from the peer's blob: keys what we send */
@@ -203,12 +218,33 @@ static int encode(uint8_t *buf, struct oob_ep *e, enum oob_type type, uint16_t r
 }
 
 /* The peer's side-channel addresses and token from its blob. */
-static int peer_blob(struct oob_ep *e, uint32_t *addrs, int *naddr, uint16_t *port, int *version)
+static int peer_blob(struct oob_ep *e, struct oob_blob *b, int *version)
 {
     const struct openib_cpc_endpoint *c = e->cep;
+    int rc = oob_blob_decode(c->peer_blob, c->peer_blob_len, b, version);
 
-    return oob_blob_decode(c->peer_blob, c->peer_blob_len, addrs, naddr, port, e->peer_token,
-                           version);
+    if (OPAL_SUCCESS == rc) {
+        memcpy(e->peer_token, b->token, sizeof(e->peer_token));
+    }
+    return rc;
+}
+
+/* The peer port's UD side channel as our port reaches it: with a GRH on
+ * RoCE and between IB subnets, by LID within one IB subnet. */
+static bool peer_ud_addr(const struct oob_ep *e, const struct oob_blob *b,
+                         struct oob_ud_addr *to)
+{
+    const struct openib_cpc_port *pp = e->cep->peer_port;
+
+    if (0 == b->ud_qpn || e->mod->ud_id < 0 || NULL == pp) {
+        return false;
+    }
+    memset(to, 0, sizeof(*to));
+    memcpy(to->gid, pp->gid, 16);
+    to->lid = pp->lid;
+    to->qpn = b->ud_qpn;
+    to->global = e->mod->ethernet || pp->subnet_prefix != e->mod->subnet_prefix;
+    return true;
 }
 
 static long timeout_ms(void)
@@ -266,16 +302,32 @@ static void done(struct oob_ep *e)
     e->cep->btl_ops->connect_complete(e->cep->btl_ep);
 }
 
+/* Open a session for the request: UD where both have it (TCP addresses,
+ * when we may use TCP, only to probe a silent peer), else TCP. */
+static int open_session(struct oob_ep *e, const struct oob_blob *b, const uint8_t *msg)
+{
+    bool tcp_ok = OOB_SIDE_UD != oob_params_side_channel() && b->naddr > 0;
+    struct oob_ud_addr to;
+
+    if (!e->tcp_only && peer_ud_addr(e, b, &to)) {
+        return oob_chan_connect_ud(e->mod->ud_id, &to, b->addrs, tcp_ok ? b->naddr : 0, b->port,
+                                   msg, e, &e->sid);
+    }
+    if (tcp_ok) {
+        return oob_chan_connect(b->addrs, b->naddr, b->port, msg, e, &e->sid);
+    }
+    return OPAL_ERR_NOT_SUPPORTED;
+}
+
 static int send_req(struct oob_ep *e)
 {
     struct openib_cpc_endpoint *c = e->cep;
     struct openib_cpc_qp_info q;
     uint8_t msg[OOB_MSG_SIZE];
-    uint32_t addrs[OOB_MAX_ADDRS];
-    uint16_t port;
-    int naddr, rc, version = 0;
+    struct oob_blob b;
+    int rc, version = 0;
 
-    rc = peer_blob(e, addrs, &naddr, &port, &version);
+    rc = peer_blob(e, &b, &version);
     if (OPAL_ERR_NOT_SUPPORTED == rc) {
         char why[128];
         snprintf(why, sizeof(why), "the peer runs another openib-ng version (oob modex "
@@ -296,9 +348,20 @@ static int send_req(struct oob_ep *e)
         fail(e, OPAL_ERROR, "no random bytes for the handshake's nonce");
         return OPAL_ERROR;
     }
-    rc = oob_chan_connect(addrs, naddr, port, msg, e, &e->sid);
+    rc = open_session(e, &b, msg);
+    if (OPAL_ERR_NOT_SUPPORTED == rc) {
+        char why[192];
+        snprintf(why, sizeof(why), "no side channel in common: the peer publishes %s%s%s, this "
+                 "process may use %s (btl_openib_oob_side_channel)",
+                 b.ud_qpn ? "UD" : "", b.ud_qpn && b.naddr ? " and " : "", b.naddr ? "TCP" : "",
+                 OOB_SIDE_UD == oob_params_side_channel() ? "UD only"
+                 : e->mod->ud_id < 0 || e->tcp_only       ? "TCP only"
+                                                          : "UD and TCP");
+        fail(e, OPAL_ERR_UNREACH, why);
+        return rc;
+    }
     if (OPAL_SUCCESS != rc) {
-        fail(e, rc, "cannot open a side-channel connection");
+        fail(e, rc, "cannot open a side-channel session");
         return rc;
     }
     e->st = ST_REQ_SENT;
@@ -346,10 +409,17 @@ static struct oob_ep *own_ep(struct openib_cpc_endpoint *cep)
 static void refuse(const struct oob_event *ev, const char *what, enum oob_refusal r,
                    const char *detail)
 {
-    char from[INET_ADDRSTRLEN];
+    char from[INET6_ADDRSTRLEN + 32];
 
-    openib_cpc_oob_refused("oob", what, openib_cpc_oob_addr(ev->peer_addr, from, sizeof(from)),
-                           r, detail);
+    if (ev->via_ud) {
+        char gid[INET6_ADDRSTRLEN];
+        inet_ntop(AF_INET6, ev->ud_from.gid, gid, sizeof(gid));
+        snprintf(from, sizeof(from), "%s (LID %u) UD QP 0x%x", gid, (unsigned) ev->ud_from.lid,
+                 (unsigned) ev->ud_from.qpn);
+    } else {
+        openib_cpc_oob_addr(ev->peer_addr, from, sizeof(from));
+    }
+    openib_cpc_oob_refused("oob", what, from, r, detail);
     oob_chan_close(ev->sid); /* a stranger gets no answer */
 }
 
@@ -372,20 +442,23 @@ static const char *refusal_detail(enum oob_refusal r)
 }
 
 /* The last check before anything is touched: the session comes from an
- * address the sender published (its blob, which also gives its token). */
+ * address the sender published (its blob, which also gives its token; its
+ * port's GID and LID for UD). */
 static bool source_ok(struct oob_ep *e, const struct oob_event *ev, const char *what)
 {
-    uint32_t addrs[OOB_MAX_ADDRS];
-    uint16_t port;
-    int naddr;
+    static const uint8_t no_gid[16];
+    const struct openib_cpc_port *pp = e->cep->peer_port;
+    struct oob_blob b;
     enum oob_refusal r;
 
-    if (OPAL_SUCCESS != peer_blob(e, addrs, &naddr, &port, NULL)) {
+    if (OPAL_SUCCESS != peer_blob(e, &b, NULL)) {
         refuse(ev, what, OOB_NOT_MEMBER, "the claimed sender published no oob address of this "
                                          "version");
         return false;
     }
-    r = oob_check_source(addrs, naddr, ev->peer_addr);
+    r = ev->via_ud ? oob_check_ud_source(b.ud_qpn, pp ? pp->gid : no_gid, pp ? pp->lid : 0,
+                                         &ev->ud_from)
+                   : oob_check_source(b.addrs, b.naddr, ev->peer_addr);
     if (OOB_OK != r) {
         refuse(ev, what, r, e->cep->peer_desc);
         return false;
@@ -673,6 +746,15 @@ static void on_error(const struct oob_event *ev)
         /* nothing listens where the peer's modex says: it is gone */
         fail(e, OPAL_ERR_UNREACH, "connection refused at every address the peer published: "
              "the peer process has exited");
+    } else if (OOB_ERR_UD_SILENT == ev->error) {
+        struct oob_blob b;
+        if (OOB_SIDE_UD != oob_params_side_channel() && OPAL_SUCCESS == peer_blob(e, &b, NULL) &&
+            b.naddr > 0) {
+            e->tcp_only = true; /* UD does not get through; TCP may */
+            openib_cpc_log(10, "openib: oob %s: %s: trying TCP from now on", e->cep->peer_desc,
+                           ev->why);
+        }
+        lost_session(e, ev->why);
     } else {
         lost_session(e, ev->why);
     }
@@ -807,7 +889,12 @@ static int oob_module_finalize(struct openib_cpc_module *m)
 {
     struct oob_module *mod = (struct oob_module *) m;
 
-    oob_chan_unlisten(mod->listen_id);
+    if (mod->listen_id >= 0) {
+        oob_chan_unlisten(mod->listen_id);
+    }
+    if (mod->ud_id >= 0) {
+        oob_chan_unlisten_ud(mod->ud_id); /* its QP is on the BTL's PD: gone now */
+    }
     oob_chan_stop();
     openib_cpc_module_destroy(&mod->base);
     free(mod);
@@ -816,61 +903,110 @@ static int oob_module_finalize(struct openib_cpc_module *m)
 
 static int oob_describe(const struct openib_cpc_module *m, char *buf, size_t len)
 {
-    uint32_t addrs[OOB_MAX_ADDRS];
-    uint16_t port = 0;
-    int naddr = 0;
+    struct oob_blob b = { .naddr = 0 };
 
-    (void) oob_blob_decode(m->blob, m->blob_len, addrs, &naddr, &port, NULL, NULL);
-    snprintf(buf, len, "TCP side channel on port %u, %d address(es)", (unsigned) port, naddr);
+    (void) oob_blob_decode(m->blob, m->blob_len, &b, NULL);
+    buf[0] = '\0';
+    if (b.ud_qpn) {
+        openib_cpc_strcatf(buf, len, "UD side channel on QP 0x%x", (unsigned) b.ud_qpn);
+    }
+    if (b.naddr) {
+        openib_cpc_strcatf(buf, len, "%sTCP side channel on port %u, %d address(es)",
+                           b.ud_qpn ? "; " : "", (unsigned) b.port, b.naddr);
+    }
+    return OPAL_SUCCESS;
+}
+
+/* The port's side channels as btl_openib_oob_side_channel asks: a UD QP
+ * (auto, ud) and TCP addresses (auto, tcp). Either may be missing in auto;
+ * NOT_SUPPORTED with why when none is left. */
+static int side_channels(const struct openib_cpc_port *port, int side, struct oob_blob *b,
+                         struct oob_ud_port **udp, char *why, size_t why_len)
+{
+    char ud_why[OPENIB_CPC_WHY_MAX] = "";
+
+    *udp = NULL;
+    if (OOB_SIDE_TCP != side &&
+        OPAL_SUCCESS != oob_ud_port_create(port, udp, &b->ud_qpn, ud_why, sizeof(ud_why))) {
+        if (OOB_SIDE_UD == side) {
+            snprintf(why, why_len, "%s (btl_openib_oob_side_channel ud)", ud_why);
+            return OPAL_ERR_NOT_SUPPORTED;
+        }
+        openib_cpc_log(10, "openib: oob: %s: TCP only", ud_why);
+    }
+    if (OOB_SIDE_UD != side) {
+        b->naddr = oob_local_addrs(b->addrs, OOB_MAX_ADDRS);
+    }
+    if (NULL == *udp && 0 == b->naddr) {
+        snprintf(why, why_len, "this host has no IPv4 address for the side channel%s%s",
+                 ud_why[0] ? ", and " : "", ud_why);
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
     return OPAL_SUCCESS;
 }
 
 static int oob_query(const struct openib_cpc_port *port, int priority,
                      struct openib_cpc_module **out, char *why, size_t why_len)
 {
+    int side = oob_params_side_channel(), rc;
+    struct oob_blob b = { .naddr = 0 };
+    struct oob_ud_port *udp = NULL;
     struct oob_module *mod;
-    uint32_t addrs[OOB_MAX_ADDRS];
-    uint16_t tcp_port;
     size_t blob_len = 0;
-    int naddr, rc;
 
     if (openib_cpc_decline_iwarp(port, "oob", why, why_len)) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    if (OOB_SIDE_BAD == side) {
+        snprintf(why, why_len, "btl_openib_oob_side_channel is none of auto, ud, tcp");
         return OPAL_ERR_NOT_SUPPORTED;
     }
     if (NULL == openib_auth_local_token()) {
         snprintf(why, why_len, "no random bytes from the kernel for the handshake token");
         return OPAL_ERR_NOT_SUPPORTED;
     }
-    naddr = oob_local_addrs(addrs, OOB_MAX_ADDRS);
-    if (naddr == 0) {
-        snprintf(why, why_len, "this host has no IPv4 address for the side channel");
-        return OPAL_ERR_NOT_SUPPORTED;
+    rc = side_channels(port, side, &b, &udp, why, why_len);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
     }
     mod = calloc(1, sizeof(*mod));
     if (NULL == mod) {
         snprintf(why, why_len, "out of memory");
-        return OPAL_ERR_OUT_OF_RESOURCE;
+        rc = OPAL_ERR_OUT_OF_RESOURCE;
+        goto fail_udp;
     }
+    mod->listen_id = mod->ud_id = -1;
     rc = oob_chan_start();
     if (OPAL_SUCCESS != rc) {
         snprintf(why, why_len, "cannot start the side-channel thread");
-        free(mod);
-        return rc;
+        goto fail_mod;
     }
-    rc = oob_chan_listen(mod, &tcp_port, &mod->listen_id);
-    if (OPAL_SUCCESS != rc) {
-        snprintf(why, why_len, "cannot listen on a TCP port for the side channel");
-        oob_chan_stop();
-        free(mod);
-        return OPAL_ERR_NOT_SUPPORTED;
+    if (b.naddr > 0 && OPAL_SUCCESS != oob_chan_listen(mod, &b.port, &mod->listen_id)) {
+        b.naddr = 0;
+        if (NULL == udp) {
+            snprintf(why, why_len, "cannot listen on a TCP port for the side channel");
+            rc = OPAL_ERR_NOT_SUPPORTED;
+            goto fail_chan;
+        }
+        openib_cpc_log(10, "openib: oob: cannot listen on a TCP port: UD side channel only");
+    }
+    if (udp) {
+        rc = oob_chan_listen_ud(mod, &oob_ud_verbs_ops, udp, &mod->ud_id);
+        if (OPAL_SUCCESS != rc) {
+            snprintf(why, why_len, "too many UD side channels in this process");
+            goto fail_listen;
+        }
+        udp = NULL; /* the channel's now */
+        openib_cpc_log(5, "openib: oob UD side channel on %s:%u QP 0x%x", port->dev_name,
+                       (unsigned) port->port_num, (unsigned) b.ud_qpn);
     }
     /* a PING after a quarter of the silence bound: three more chances */
     oob_chan_set_ping_ms((int) (timeout_ms() / 4));
     openib_cpc_module_init(&mod->base);
     mod->base.component = &openib_cpc_oob_component;
     mod->base.priority = (uint8_t) priority;
-    (void) oob_blob_encode(mod->base.blob, sizeof(mod->base.blob), addrs, naddr, tcp_port,
-                           openib_auth_local_token(), &blob_len);
+    memcpy(b.token, openib_auth_local_token(), sizeof(b.token));
+    (void) oob_blob_encode(mod->base.blob, sizeof(mod->base.blob), &b, &blob_len);
     mod->base.blob_len = (uint8_t) blob_len;
     mod->base.endpoint_init = oob_endpoint_init;
     mod->base.start_connect = oob_start_connect;
@@ -879,8 +1015,24 @@ static int oob_query(const struct openib_cpc_port *port, int priority,
     mod->base.uses_cts = false;
     mod->base.describe = oob_describe;
     mod->btl = port->btl;
+    mod->ethernet = IBV_LINK_LAYER_ETHERNET == port->link_layer;
+    mod->subnet_prefix = port->subnet_prefix;
     *out = &mod->base;
     return OPAL_SUCCESS;
+
+fail_listen:
+    if (mod->listen_id >= 0) {
+        oob_chan_unlisten(mod->listen_id);
+    }
+fail_chan:
+    oob_chan_stop();
+fail_mod:
+    free(mod);
+fail_udp:
+    if (udp) {
+        oob_ud_verbs_ops.destroy(udp);
+    }
+    return rc;
 }
 
 static void oob_register(const struct openib_cpc_component *self)
@@ -904,8 +1056,29 @@ static void oob_register(const struct openib_cpc_component *self)
                                  MCA_BASE_VAR_SCOPE_READONLY, &oob_retries);
 }
 
+void openib_connect_side_channel_counts(unsigned long long *ud_sessions,
+                                        unsigned long long *tcp_connections)
+{
+    struct oob_chan_counts c;
+
+    oob_chan_counts(&c);
+    *ud_sessions = c.ud_opened + c.ud_accepted;
+    *tcp_connections = c.tcp_opened + c.tcp_accepted;
+}
+
 static int oob_finalize(void)
 {
+    struct oob_chan_counts c;
+
+    oob_chan_counts(&c);
+    if (c.ud_opened + c.ud_accepted + c.tcp_opened + c.tcp_accepted) {
+        openib_cpc_log(10, "openib: oob side channel: %lu sessions over UD (%lu opened, %lu "
+                       "accepted; %lu datagrams with a frame, %lu sent again, %lu TCP probes), "
+                       "%lu TCP connections (%lu opened, %lu accepted)",
+                       c.ud_opened + c.ud_accepted, c.ud_opened, c.ud_accepted, c.ud_frames,
+                       c.ud_resent, c.probes, c.tcp_opened + c.tcp_accepted, c.tcp_opened,
+                       c.tcp_accepted);
+    }
     openib_cpc_active_fini(&active);
     return OPAL_SUCCESS;
 }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "opal/constants.h"
 #include "opal/mca/base/mca_base_var.h"
@@ -29,7 +30,7 @@
  * retries anyway. A stranger's silent sessions are evicted first. */
 #define PER_SOURCE_DEFAULT 64
 
-static char *if_include, *if_exclude;
+static char *if_include, *if_exclude, *side_channel;
 static int idle_s = IDLE_S_DEFAULT, per_source = PER_SOURCE_DEFAULT;
 static int test_idle_ms, test_per_source;
 
@@ -65,6 +66,17 @@ void oob_params_register(void)
                                  "btl_openib_oob_if_include",
                                  MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
                                  MCA_BASE_VAR_SCOPE_READONLY, &if_exclude);
+    (void) mca_base_component_var_register(btl, "oob_side_channel",
+                                 "What carries the oob CPC's handshakes: auto (default: UD, "
+                                 "one datagram QP per port for every peer, where both ports "
+                                 "have one, else TCP; a peer whose UD side channel never "
+                                 "answers is tried again over TCP), ud (UD only: no TCP "
+                                 "listener and no IP address needed; a peer that exited is "
+                                 "noticed by its silence, after btl_openib_connect_oob_timeout), "
+                                 "tcp (TCP only: one connection per handshake). xoob always "
+                                 "uses TCP",
+                                 MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
+                                 MCA_BASE_VAR_SCOPE_READONLY, &side_channel);
     (void) mca_base_component_var_register(btl, "oob_unverified_idle",
                                  "Seconds an accepted side-channel session that no job member "
                                  "has been verified on may go without delivering a handshake "
@@ -94,6 +106,35 @@ int oob_params_per_source(void)
         return test_per_source;
     }
     return per_source > 0 ? per_source : PER_SOURCE_DEFAULT;
+}
+
+int oob_params_side_channel(void)
+{
+    static const char *const names[] = { [OOB_SIDE_AUTO] = "auto", [OOB_SIDE_UD] = "ud",
+                                         [OOB_SIDE_TCP] = "tcp" };
+    static int told = -1;
+    const char *v = NULL == side_channel || '\0' == side_channel[0] ? "auto" : side_channel;
+    int i;
+
+    for (i = 0; i < (int) (sizeof(names) / sizeof(names[0])); ++i) {
+        if (0 == strcasecmp(v, names[i])) {
+            return i;
+        }
+    }
+    if (told < 0) { /* once, however many ports ask */
+        told = 1;
+        openib_cpc_help("oob side channel bad value", 3, openib_cpc_hostname(), v,
+                        "auto, ud, tcp");
+    }
+    return OOB_SIDE_BAD;
+}
+
+void oob_params_set_side_channel(const char *value)
+{
+    static char v[32];
+
+    snprintf(v, sizeof(v), "%s", value ? value : "");
+    side_channel = v;
 }
 
 void oob_params_set_if(const char *include, const char *exclude)

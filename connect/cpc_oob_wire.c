@@ -1,9 +1,10 @@
 /*
  * cpc_oob_wire.c - the oob side channel's formats (see cpc_oob_wire.h).
  *
- * Blob, version 3, exact length: u8 version, u8 naddr (1..8), u16 TCP port
- * (big-endian), 16 bytes process token, naddr x 4 bytes IPv4 (network
- * order, as published).
+ * Blob, version 4, exact length: u8 version, u8 naddr (0..8), u16 TCP port
+ * (big-endian), 16 bytes process token, u32 UD QP number (0 = none),
+ * naddr x 4 bytes IPv4 (network order, as published). At least one of
+ * naddr and the QP number is non-zero. (3 had no QP number, naddr >= 1.)
  *
  * Every channel frame is OOB_MSG_SIZE bytes, zero padded, big-endian.
  *
@@ -17,6 +18,13 @@
  *   144  16 bytes MAC: HMAC-SHA256/128 of the 160 bytes, MAC counted as
  *        zeros, keyed with the receiver's token (openib_auth_seal)
  * (Version 1 was the first 128 bytes, unauthenticated.)
+ *
+ * UD frame, version 1: a 24-byte header, then a channel frame (OPEN, DATA):
+ *     0  u32 magic "OIBU", u8 version, u8 kind, u16 0
+ *     8  u32 source session, u32 destination session (~0: none yet)
+ *    16  u32 seq, u32 0
+ *    24  OOB_MSG_SIZE bytes (OPEN and DATA only; the datagram's length is
+ *        exact)
  *
  * keepalive, version 1 (8 bytes used):
  *   u32 magic "OIBK", u8 version, u8 type (PING 1, PONG 2), u16 pending
@@ -35,63 +43,65 @@
 
 #define OOB_MAGIC 0x4f49424fu    /* "OIBO" */
 #define OOB_KA_MAGIC 0x4f49424bu /* "OIBK" */
+#define OOB_UD_MAGIC 0x4f494255u /* "OIBU" */
+#define OOB_UD_VERSION 1
 #define OOB_KA_VERSION 1
 #define OOB_NONCE_OFF 128
 #define OOB_MAC_OFF (OOB_NONCE_OFF + 2 * OPENIB_AUTH_NONCE_LEN)
 #define OOB_MSG_LEN (OOB_MAC_OFF + OPENIB_AUTH_MAC_LEN)
 #define OOB_KA_LEN 8
-#define OOB_BLOB_HDR (4 + OPENIB_AUTH_TOKEN_LEN)
+#define OOB_BLOB_HDR (4 + OPENIB_AUTH_TOKEN_LEN + 4)
 
 _Static_assert(OOB_MSG_LEN <= OOB_MSG_SIZE, "the oob message must fit a channel frame");
 
 /* ---- blob ---- */
 
-int oob_blob_encode(uint8_t *buf, size_t cap, const uint32_t *addrs, int naddr, uint16_t port,
-                    const uint8_t token[OPENIB_AUTH_TOKEN_LEN], size_t *len)
+int oob_blob_encode(uint8_t *buf, size_t cap, const struct oob_blob *b, size_t *len)
 {
-    if (NULL == buf || NULL == addrs || NULL == len || NULL == token || naddr < 1 ||
-        naddr > OOB_MAX_ADDRS) {
+    if (NULL == buf || NULL == b || NULL == len || b->naddr < 0 || b->naddr > OOB_MAX_ADDRS ||
+        (0 == b->naddr && 0 == b->ud_qpn)) {
         return OPAL_ERR_BAD_PARAM;
     }
-    if (cap < OOB_BLOB_HDR + 4 * (size_t) naddr) {
+    if (cap < OOB_BLOB_HDR + 4 * (size_t) b->naddr) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     buf[0] = OOB_BLOB_VERSION;
-    buf[1] = (uint8_t) naddr;
-    cpc_be_put(buf + 2, port, 2);
-    memcpy(buf + 4, token, OPENIB_AUTH_TOKEN_LEN);
-    memcpy(buf + OOB_BLOB_HDR, addrs, 4 * (size_t) naddr);
-    *len = OOB_BLOB_HDR + 4 * (size_t) naddr;
+    buf[1] = (uint8_t) b->naddr;
+    cpc_be_put(buf + 2, b->naddr ? b->port : 0, 2);
+    memcpy(buf + 4, b->token, OPENIB_AUTH_TOKEN_LEN);
+    cpc_be_put(buf + 4 + OPENIB_AUTH_TOKEN_LEN, b->ud_qpn, 4);
+    memcpy(buf + OOB_BLOB_HDR, b->addrs, 4 * (size_t) b->naddr);
+    *len = OOB_BLOB_HDR + 4 * (size_t) b->naddr;
     return OPAL_SUCCESS;
 }
 
-int oob_blob_decode(const uint8_t *b, size_t len, uint32_t *addrs, int *naddr, uint16_t *port,
-                    uint8_t token[OPENIB_AUTH_TOKEN_LEN], int *version_out)
+int oob_blob_decode(const uint8_t *buf, size_t len, struct oob_blob *b, int *version_out)
 {
     uint64_t v;
-    int i;
 
-    if (NULL == b || len < 4) {
+    if (NULL == buf || NULL == b || len < 4) {
         return OPAL_ERR_BAD_PARAM;
     }
     if (version_out) {
-        *version_out = b[0];
+        *version_out = buf[0];
     }
-    if (b[0] != OOB_BLOB_VERSION) {
+    if (buf[0] != OOB_BLOB_VERSION) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
-    if (0 == b[1] || b[1] > OOB_MAX_ADDRS || len != OOB_BLOB_HDR + 4 * (size_t) b[1]) {
+    if (buf[1] > OOB_MAX_ADDRS || len != OOB_BLOB_HDR + 4 * (size_t) buf[1]) {
         return OPAL_ERR_BAD_PARAM;
     }
-    *naddr = b[1];
-    cpc_be_get(b + 2, &v, 2);
-    *port = (uint16_t) v;
-    if (token) {
-        memcpy(token, b + 4, OPENIB_AUTH_TOKEN_LEN);
+    memset(b, 0, sizeof(*b));
+    b->naddr = buf[1];
+    cpc_be_get(buf + 2, &v, 2);
+    b->port = (uint16_t) v;
+    memcpy(b->token, buf + 4, OPENIB_AUTH_TOKEN_LEN);
+    cpc_be_get(buf + 4 + OPENIB_AUTH_TOKEN_LEN, &v, 4);
+    b->ud_qpn = (uint32_t) v;
+    if ((0 == b->naddr && 0 == b->ud_qpn) || (0 == b->naddr && 0 != b->port)) {
+        return OPAL_ERR_BAD_PARAM;
     }
-    for (i = 0; i < *naddr; ++i) {
-        memcpy(&addrs[i], b + OOB_BLOB_HDR + 4 * i, 4);
-    }
+    memcpy(b->addrs, buf + OOB_BLOB_HDR, 4 * (size_t) b->naddr);
     return OPAL_SUCCESS;
 }
 
@@ -322,6 +332,84 @@ enum oob_refusal oob_check_source(const uint32_t *published, int n, uint32_t sou
         }
     }
     return OOB_BAD_SOURCE_ADDR;
+}
+
+enum oob_refusal oob_check_ud_source(uint32_t published_qpn, const uint8_t published_gid[16],
+                                     uint16_t published_lid, const struct oob_ud_addr *from)
+{
+    if (0 == published_qpn || from->qpn != published_qpn) {
+        return OOB_BAD_SOURCE_ADDR;
+    }
+    if (from->global ? 0 != memcmp(from->gid, published_gid, 16) : from->lid != published_lid) {
+        return OOB_BAD_SOURCE_ADDR;
+    }
+    return OOB_OK;
+}
+
+/* ---- UD frames ---- */
+
+int oob_ud_encode(uint8_t *buf, size_t cap, const struct oob_ud_hdr *h, const uint8_t *payload,
+                  size_t *len)
+{
+    bool carries = h && (OOB_UD_OPEN == h->kind || OOB_UD_DATA == h->kind);
+    size_t n = OOB_UD_HDR_LEN + (carries ? OOB_MSG_SIZE : 0);
+    uint8_t *p = buf;
+
+    if (NULL == buf || NULL == h || NULL == len || h->kind < OOB_UD_OPEN ||
+        h->kind > OOB_UD_RESET || carries != (NULL != payload)) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (cap < n) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    p = cpc_be_put(p, OOB_UD_MAGIC, 4);
+    p = cpc_be_put(p, OOB_UD_VERSION, 1);
+    p = cpc_be_put(p, h->kind, 1);
+    p = cpc_be_put(p, 0, 2);
+    p = cpc_be_put(p, h->src_sid, 4);
+    p = cpc_be_put(p, h->dst_sid, 4);
+    p = cpc_be_put(p, h->seq, 4);
+    p = cpc_be_put(p, 0, 4);
+    if (carries) {
+        memcpy(p, payload, OOB_MSG_SIZE);
+    }
+    *len = n;
+    return OPAL_SUCCESS;
+}
+
+int oob_ud_decode(const uint8_t *buf, size_t len, struct oob_ud_hdr *h, const uint8_t **payload)
+{
+    const uint8_t *p = buf;
+    uint64_t v;
+    bool carries;
+
+    if (NULL == buf || NULL == h || NULL == payload || len < OOB_UD_HDR_LEN) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    p = cpc_be_get(p, &v, 4);
+    if (v != OOB_UD_MAGIC) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (p[0] != OOB_UD_VERSION) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    if (p[1] < OOB_UD_OPEN || p[1] > OOB_UD_RESET) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    h->kind = p[1];
+    carries = OOB_UD_OPEN == h->kind || OOB_UD_DATA == h->kind;
+    if (len != OOB_UD_HDR_LEN + (carries ? OOB_MSG_SIZE : 0)) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    p += 4;
+    p = cpc_be_get(p, &v, 4);
+    h->src_sid = (uint32_t) v;
+    p = cpc_be_get(p, &v, 4);
+    h->dst_sid = (uint32_t) v;
+    cpc_be_get(p, &v, 4);
+    h->seq = (uint32_t) v;
+    *payload = carries ? buf + OOB_UD_HDR_LEN : NULL;
+    return OPAL_SUCCESS;
 }
 
 /* ---- keepalives ---- */

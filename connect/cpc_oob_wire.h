@@ -15,22 +15,32 @@
 #include "connect/cpc_oob_channel.h"
 #include "connect/cpc_auth.h"
 
-/* Blob 3 carries the process token (cpc_auth.h); a version-2 peer cannot
- * authenticate its handshakes, so blobs of another version are refused up
- * front, at the blob, with the reason (as 1 was, for lacking keepalives).
- * Message 2 carries a nonce, the nonce it answers and a MAC. */
-#define OOB_BLOB_VERSION 3
+/* Blob 4 adds the UD side channel's QP number and lets the TCP address
+ * list be empty (a UD-only process needs no IPv4); 3 carried the process
+ * token (cpc_auth.h). A peer of another version cannot authenticate or
+ * reach us the same way, so its blob is refused up front, with the
+ * reason. Message 2 carries a nonce, the nonce it answers and a MAC. */
+#define OOB_BLOB_VERSION 4
 #define OOB_MSG_VERSION 2
 #define OOB_ID_LEN 8
 
-/* ---- modex blob: u8 version, u8 naddr (1..8), u16 port, token, naddr IPv4 ---- */
+/* ---- modex blob ---- */
 
-int oob_blob_encode(uint8_t *buf, size_t cap, const uint32_t *addrs, int naddr, uint16_t port,
-                    const uint8_t token[OPENIB_AUTH_TOKEN_LEN], size_t *len);
-/* BAD_PARAM on truncation or counts out of range, NOT_SUPPORTED on another
- * version (*version_out says which, when non-NULL). token may be NULL. */
-int oob_blob_decode(const uint8_t *buf, size_t len, uint32_t *addrs, int *naddr, uint16_t *port,
-                    uint8_t token[OPENIB_AUTH_TOKEN_LEN], int *version_out);
+/* What a port's oob module publishes: where its side channel listens. At
+ * least one of TCP (naddr > 0) and UD (ud_qpn != 0). */
+struct oob_blob {
+    uint8_t token[OPENIB_AUTH_TOKEN_LEN]; /* keys what is sent to this process */
+    uint32_t ud_qpn;                      /* UD side channel's QP, 0 = none */
+    uint16_t port;                        /* TCP port, 0 when naddr is 0 */
+    int naddr;                            /* TCP addresses, 0..OOB_MAX_ADDRS */
+    uint32_t addrs[OOB_MAX_ADDRS];        /* IPv4, network order */
+};
+
+int oob_blob_encode(uint8_t *buf, size_t cap, const struct oob_blob *b, size_t *len);
+/* BAD_PARAM on truncation, counts out of range or neither channel,
+ * NOT_SUPPORTED on another version (*version_out says which, when
+ * non-NULL). */
+int oob_blob_decode(const uint8_t *buf, size_t len, struct oob_blob *b, int *version_out);
 
 /* ---- handshake messages (one channel frame each) ---- */
 
@@ -126,6 +136,42 @@ enum oob_refusal oob_check_answer(const uint8_t *buf, size_t size, const uint8_t
 /* The session's source address (network order) among the addresses the
  * claimed sender published? */
 enum oob_refusal oob_check_source(const uint32_t *published, int n, uint32_t source);
+
+/* A UD frame's source, from its completion, among what the claimed
+ * sender published: its side channel's QP (blob) and its port's GID (when
+ * the frame came with a GRH) or LID (modex). */
+enum oob_refusal oob_check_ud_source(uint32_t published_qpn, const uint8_t published_gid[16],
+                                     uint16_t published_lid, const struct oob_ud_addr *from);
+
+/* ---- UD side-channel frames (cpc_oob_channel_ud.c) ---- */
+
+/* A session over UD is a TCP session's twin: each channel frame goes in
+ * one datagram behind this header, numbered, and is sent again until
+ * the peer's thread acknowledges it (one frame in flight per session). */
+enum oob_ud_kind {
+    OOB_UD_OPEN = 1,  /* a new session's first frame (seq 0); dst is OOB_UD_NO_SID */
+    OOB_UD_DATA = 2,  /* the session's next frame */
+    OOB_UD_ACK = 3,   /* frame `seq` arrived; src names the acknowledging session */
+    OOB_UD_CLOSE = 4, /* the sender closed the session (after its last frame was acked) */
+    OOB_UD_RESET = 5, /* no such session here (freed, or never was) */
+};
+#define OOB_UD_NO_SID 0xffffffffu
+#define OOB_UD_HDR_LEN 24
+#define OOB_UD_FRAME_MAX (OOB_UD_HDR_LEN + OOB_MSG_SIZE)
+
+struct oob_ud_hdr {
+    uint8_t kind;     /* enum oob_ud_kind */
+    uint32_t src_sid; /* the sender's session handle */
+    uint32_t dst_sid; /* the receiver's session handle, or OOB_UD_NO_SID */
+    uint32_t seq;     /* OPEN/DATA: this frame's number; ACK: the number acked */
+};
+
+/* payload: OOB_MSG_SIZE bytes for OPEN and DATA, NULL for the others. */
+int oob_ud_encode(uint8_t *buf, size_t cap, const struct oob_ud_hdr *h, const uint8_t *payload,
+                  size_t *len);
+/* BAD_PARAM: not a frame of ours (magic, length, kind); NOT_SUPPORTED:
+ * another version. *payload points into buf (NULL without one). */
+int oob_ud_decode(const uint8_t *buf, size_t len, struct oob_ud_hdr *h, const uint8_t **payload);
 
 /* ---- the channel's keepalive frames ---- */
 

@@ -94,6 +94,11 @@ static inline void openib_connect_work_queued(void)
     __atomic_store_n(&openib_connect_work, 1, __ATOMIC_RELEASE);
 }
 
+/* The oob CPC's side channel so far (MPI_T): sessions over UD, and TCP
+ * connections (one per handshake over TCP). */
+void openib_connect_side_channel_counts(unsigned long long *ud_sessions,
+                                        unsigned long long *tcp_connections);
+
 /* Name of a CPC by wire id ("oob", ...), "unknown" if none. */
 const char *openib_connect_name(uint8_t id);
 

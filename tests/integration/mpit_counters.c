@@ -35,7 +35,8 @@ static const char *const names[] = {
     "sent_inline_bytes", "received_messages", "received_bytes", "ring_offers_made",
     "ring_offers_taken", "sent_ring_messages", "received_ring_messages", "rdma_gets",
     "rdma_get_bytes", "reg_cache_misses", "reg_pinned_bytes", "rdma_puts", "rdma_put_bytes",
-    "atomics", "credit_messages", "connection_failures",
+    "atomics", "credit_messages", "connection_failures", "side_channel_ud_sessions",
+    "side_channel_tcp_connections",
 };
 #define NNAMES (int) (sizeof(names) / sizeof(names[0]))
 static MPI_T_pvar_handle handles[NNAMES];
@@ -116,6 +117,11 @@ int main(int argc, char **argv)
     check(pv("connect_usec_max_oob") > 0 && pv("connect_usec_max_oob") <= pv("connect_usec_oob"),
           "0 < connect_usec_max_oob <= connect_usec_oob", pv("connect_usec_max_oob"));
     check(1 == pv("peers_connected"), "peers_connected is 1", pv("peers_connected"));
+    /* one handshake, over the UD side channel: one session each side */
+    check(1 == pv("side_channel_ud_sessions"), "side_channel_ud_sessions is 1",
+          pv("side_channel_ud_sessions"));
+    check(0 == pv("side_channel_tcp_connections"), "side_channel_tcp_connections is 0",
+          pv("side_channel_tcp_connections"));
     check(3 == pv("peer_qps"), "peer_qps is 3 (one per receive queue)", pv("peer_qps"));
     check(pv("registered_bytes_per_peer") > 0 &&
               pv("registered_bytes_per_peer") == pv("peer_registered_bytes"),

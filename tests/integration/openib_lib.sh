@@ -8,6 +8,20 @@ openib_stats_sum() {
 		sed -E "s/.* $2 ([0-9]+).*/\\1/" | awk '{ s += $1 } END { print s + 0 }'
 }
 
+# assert_side_channel LOG ud|tcp NRANKS: oob's handshakes went over that
+# side channel only: NRANKS ranks report sessions over it and none over
+# the other (the "oob side channel:" line at btl_openib_verbose 10).
+assert_side_channel() {
+	local n
+	if [ "$2" = ud ]; then
+		n=$(grep -Ec 'oob side channel: [1-9][0-9]* sessions over UD .*\), 0 TCP connections' "$1")
+	else
+		n=$(grep -Ec 'oob side channel: 0 sessions over UD .*\), [1-9][0-9]* TCP connections' "$1")
+	fi
+	[ "$n" -ge "$3" ] || fail "only $n ranks made their oob handshakes over $2 alone (want $3)"
+	ok "$n ranks made their oob handshakes over $2 alone"
+}
+
 # assert_openib_carried LOG NCONN NRANKS CPC: NCONN connections completed,
 # all with CPC, and NRANKS ranks sent bytes over openib (not tcp or vader:
 # the job ran with openib,self).

@@ -33,7 +33,7 @@ static const size_t sizes[] = { 1, 100, 4000, 12289, 40000, 65536 + 13, 200 * 10
 static const char *const names[] = {
     "peers_connected", "peer_qps", "host_bytes_per_peer", "peer_host_bytes",
     "connections_oob", "connections_rdma_cm", "connections_xoob", "connection_failures",
-    "connections_closed_idle",
+    "connections_closed_idle", "side_channel_ud_sessions", "side_channel_tcp_connections",
 };
 #define NNAMES (int) (sizeof(names) / sizeof(names[0]))
 
@@ -174,7 +174,8 @@ int main(int argc, char **argv)
         }
     }
     printf("scale: rank %d peers %llu qps %llu host_bytes_per_peer %llu peer_host_bytes %llu "
-           "connections %llu failures %llu closed_idle %llu\n", rank,
+           "connections %llu failures %llu closed_idle %llu ud_sessions %llu tcp_connections "
+           "%llu\n", rank,
            mpit_read(session, names, NNAMES, handles, "peers_connected"),
            mpit_read(session, names, NNAMES, handles, "peer_qps"),
            mpit_read(session, names, NNAMES, handles, "host_bytes_per_peer"),
@@ -183,7 +184,9 @@ int main(int argc, char **argv)
                mpit_read(session, names, NNAMES, handles, "connections_rdma_cm") +
                mpit_read(session, names, NNAMES, handles, "connections_xoob"),
            mpit_read(session, names, NNAMES, handles, "connection_failures"),
-           mpit_read(session, names, NNAMES, handles, "connections_closed_idle"));
+           mpit_read(session, names, NNAMES, handles, "connections_closed_idle"),
+           mpit_read(session, names, NNAMES, handles, "side_channel_ud_sessions"),
+           mpit_read(session, names, NNAMES, handles, "side_channel_tcp_connections"));
     fflush(stdout);
     errors += missing;
     MPI_Reduce(&errors, &all_errors, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);

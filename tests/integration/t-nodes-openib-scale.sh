@@ -7,7 +7,9 @@
 #     all-to-all (one partner each way at a time): each rank ends
 #     with 31 peers on 31 QPs (one QP per peer), and the host memory a peer
 #     costs (btl_openib_host_bytes_per_peer, added up from what was
-#     allocated) is at most 64 KiB.
+#     allocated) is at most 64 KiB; every handshake went over the oob
+#     CPC's UD side channel (side_channel_ud_sessions) and none opened a
+#     TCP connection (side_channel_tcp_connections 0).
 #  2. 16 ranks with the smallest CQ and send queues (btl_openib_cq_size 1,
 #     max_send_wr 16), 4 small messages to every peer at once: the port's
 #     send budget runs out and sends wait for
@@ -70,10 +72,14 @@ run_scale() {
 scale_field() { sed -nE "s/^scale: rank $2( .*)? $3 ([0-9]+)( .*)?\$/\\2/p" "$1"; }
 
 run_scale defaults 32 3 pairwise
-max=0
+max=0 ud=0
 for ((r = 0; r < 32; ++r)); do
 	peers=$(scale_field "$out" "$r" peers) qps=$(scale_field "$out" "$r" qps)
 	b=$(scale_field "$out" "$r" host_bytes_per_peer) f=$(scale_field "$out" "$r" failures)
+	u=$(scale_field "$out" "$r" ud_sessions) t=$(scale_field "$out" "$r" tcp_connections)
+	[ "$t" = 0 ] || fail "defaults: rank $r opened or accepted ${t:-?} side-channel TCP connections (want none: UD)"
+	[ -n "$u" ] && [ "$u" -ge 31 ] || fail "defaults: rank $r had ${u:-no} UD side-channel sessions for 31 peers"
+	ud=$((ud + u))
 	[ "$peers" = 31 ] || fail "defaults: rank $r has ${peers:-no} connected peers, not 31"
 	[ "$qps" = 31 ] || fail "defaults: rank $r has ${qps:-no} QPs for its 31 peers, not one each"
 	[ -n "$b" ] && [ "$b" -gt 0 ] || fail "defaults: rank $r reports no host_bytes_per_peer"
@@ -81,7 +87,7 @@ for ((r = 0; r < 32; ++r)); do
 	[ "$f" = 0 ] || fail "defaults: rank $r had $f connection failures"
 	[ "$b" -gt "$max" ] && max=$b
 done
-ok "32 ranks across $node1 and $node2 (16 each), all-to-all verified; every rank: 31 peers on 31 QPs, at most $max bytes of host memory per peer (target 65536)"
+ok "32 ranks across $node1 and $node2 (16 each), all-to-all verified; every rank: 31 peers on 31 QPs, at most $max bytes of host memory per peer (target 65536); $ud handshake sessions over UD, no TCP connection"
 
 # 4 messages of up to 4000 B to each of 15 peers at once: more sends than
 # the budget allows (96 WRs, 64 of them kept for credits and markers)

@@ -2,7 +2,7 @@
 # openib's counters through MPI_T: an application reads the btl_openib_*
 # performance variables around each thing it does and checks them against
 # it (mpit_counters.c): a connection by oob (count, set-up time, peers,
-# QPs, registered bytes per peer), 10 inline sends, a ring offered and
+# QPs, registered bytes per peer, its handshake over the UD side channel), 10 inline sends, a ring offered and
 # taken, 10 messages through the ring, a 1 MiB RDMA get with its
 # registration, a put and an atomic, credit returns; then that
 # ompi_info lists the variables.
@@ -31,7 +31,7 @@ info=$OPENIB_TEST_TMP/info.out
 ompi_info --param btl openib --level 9 >"$info" 2>&1
 for v in sent_inline_messages sent_ring_bytes rdma_get_bytes atomics credit_stalls \
 	receive_buffer_stalls connections_rdma_cm connect_usec_max_oob reg_cache_hits \
-	registered_bytes_per_peer; do
+	registered_bytes_per_peer side_channel_ud_sessions side_channel_tcp_connections; do
 	assert_grep "performance \"btl_openib_$v\"" "$info" "ompi_info lists btl_openib_$v"
 done
 ok "ompi_info --level 9 lists the performance variables"

@@ -216,6 +216,13 @@ expect_help rdma-cm-port 'No connection method \(CPC\) can be used on a port' \
 kill "$rping_pid" 2>/dev/null
 wait "$rping_pid" 2>/dev/null
 
+# a side channel that does not exist: named with the valid values, and oob
+# (the only CPC asked for) has nothing to connect with
+expect_help oob-side-channel '^btl_openib_oob_side_channel names no transport of the oob side channel\.$' \
+	'^ +Value: +bogus$' '^ +Valid values: +auto, ud, tcp$' \
+	'No connection method \(CPC\) can be used on a port' -- \
+	--mca btl_openib_cpc_include oob --mca btl_openib_oob_side_channel bogus
+
 # a bad plug-in path: its own help text is found, and the built-in CPCs work
 expect_works bad-cpc-plugin 'A connection method \(CPC\) plug-in could not be loaded' \
 	'^ +Plug-in: +/nonexistent/cpc_plugin.so$' -- --mca btl_openib_cpc_plugins /nonexistent/cpc_plugin.so

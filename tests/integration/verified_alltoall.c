@@ -1,11 +1,11 @@
 /*
  * verified_alltoall.c - a long-running all-to-all that checks every byte,
  * for tests that do something to the job while it runs
- * (t-security-hostile.sh).
+ * (t-security-hostile.sh, t-security-hostile-ud.sh).
  *
- * Each rank first prints "verified_alltoall: rank R pid P name JOBID.VPID"
- * (the process name as ORTE gives it to the process, so a test can name
- * the rank the way the wire does), then runs rounds: every rank sends every
+ * Each rank first prints "verified_alltoall: rank R pid P name JOBID.VPID
+ * host H" (the process name as ORTE gives it to the process, so a test can
+ * name the rank the way the wire does), then runs rounds: every rank sends every
  * other rank a message of a size that cycles from 1 B to 200 KiB (eager and
  * rendezvous), receive-first, with contents that depend on round, source,
  * destination and offset; every byte received is checked. Rounds go on
@@ -37,6 +37,7 @@ int main(int argc, char **argv)
     int rank, size, stop = 0;
     long round = 0, errors = 0, bytes = 0, all_errors = 0, all_bytes = 0;
     double t0, maxsecs;
+    char host[256];
     const char *jobid = getenv("OMPI_MCA_ess_base_jobid"), *vpid = getenv("OMPI_MCA_ess_base_vpid");
 
     if (argc != 3) {
@@ -47,8 +48,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    printf("verified_alltoall: rank %d pid %ld name %s.%s\n", rank, (long) getpid(),
-           jobid ? jobid : "?", vpid ? vpid : "?");
+    gethostname(host, sizeof(host));
+    host[sizeof(host) - 1] = '\0';
+    printf("verified_alltoall: rank %d pid %ld name %s.%s host %s\n", rank, (long) getpid(),
+           jobid ? jobid : "?", vpid ? vpid : "?", host);
     fflush(stdout);
     t0 = MPI_Wtime();
 

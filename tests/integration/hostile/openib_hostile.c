@@ -24,8 +24,8 @@
  * (--timeout, default 120 s, is a hard stop).
  *
  * Frames are built with the CPC's own encoder (connect/cpc_oob_wire.c,
- * compiled in); build_request() is the only place that knows what a
- * request carries.
+ * compiled in); build_request() (hostile_lib.c) is the only place that
+ * knows what a request carries.
  */
 #include "opal_config.h"
 #include "opal/constants.h"
@@ -54,139 +54,20 @@
 
 #include "connect/cpc_oob_wire.h"
 #include "connect/cpc_xoob_wire.h"
+#include "tests/integration/hostile/hostile_lib.h"
 
 struct opts {
     const char *mode;
+    struct hostile_opts c;
     struct sockaddr_in target;
     bool have_target;
-    uint8_t name[OOB_ID_LEN];   /* the target rank's process name */
-    bool have_name;
-    uint8_t member[OOB_ID_LEN]; /* another member's name, to pose as */
-    bool have_member;
     struct in_addr bind;        /* source address for our connections */
     bool have_bind;
-    const char *file;           /* capture output / replay input */
-    const char *stop_file;      /* capture: stop when it exists */
-    int count, conns, frames;
-    int hold_s, secs, timeout_s;
-    uint64_t seed;
+    int conns, frames, hold_s;
 };
 
-static struct opts o = { .count = 0, .conns = 32, .frames = 200, .hold_s = 10, .secs = 60,
-                         .timeout_s = 120, .seed = 0x686f7374696c65ull };
-
-struct tally {
-    long sent, conns, refused, closed, rep, rej, other, silent, failed;
-};
-
-static uint64_t rng;
-
-static uint64_t rnd(void)
-{
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return rng * 0x2545f4914f6cdd1dull;
-}
-
-static void rnd_fill(void *p, size_t n)
-{
-    for (size_t i = 0; i < n; ++i) {
-        ((uint8_t *) p)[i] = (uint8_t) rnd();
-    }
-}
-
-static long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
-static void die(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "openib_hostile: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n");
-    exit(2);
-}
-
-/* "JOBID.VPID" (decimal, as ORTE prints them) -> the 8 bytes oob carries:
- * opal_process_name_t {u32 jobid, u32 vpid} in host order, as cpc_oob.c
- * copies cep->local_id. */
-static void parse_name(const char *s, uint8_t out[OOB_ID_LEN])
-{
-    char *end;
-    unsigned long j = strtoul(s, &end, 10), v;
-    uint32_t jv[2];
-
-    if (*end != '.') {
-        die("bad process name '%s' (want JOBID.VPID)", s);
-    }
-    v = strtoul(end + 1, &end, 10);
-    if (*end) {
-        die("bad process name '%s' (want JOBID.VPID)", s);
-    }
-    jv[0] = (uint32_t) j;
-    jv[1] = (uint32_t) v;
-    memcpy(out, jv, OOB_ID_LEN);
-}
-
-static void name_vpid_add(uint8_t name[OOB_ID_LEN], uint32_t d)
-{
-    uint32_t jv[2];
-
-    memcpy(jv, name, sizeof(jv));
-    jv[1] += d;
-    memcpy(name, jv, sizeof(jv));
-}
-
-static void name_jobid_add(uint8_t name[OOB_ID_LEN], uint32_t d)
-{
-    uint32_t jv[2];
-
-    memcpy(jv, name, sizeof(jv));
-    jv[0] += d;
-    memcpy(name, jv, sizeof(jv));
-}
-
-/* ---- the one place that knows what a request carries ----
- * A request from src to dst with plausible QP data. key: the MAC key a
- * stranger guesses (random), NULL for none: the frame is sealed with key,
- * or its MAC field (the frame's last bytes) is left zero. */
-static void build_request(uint8_t frame[OOB_MSG_SIZE], enum oob_type type, const uint8_t *src,
-                          const uint8_t *dst, const uint8_t *key)
-{
-    static const uint8_t no_key[OPENIB_AUTH_TOKEN_LEN];
-    struct oob_msg m;
-    struct openib_cpc_qp_info q;
-
-    openib_cpc_qp_info_init(&q);
-    q.mtu = 1024;
-    rnd_fill(q.gid, sizeof(q.gid));
-    q.lid = 0;
-    q.num_qps = 3;
-    for (int i = 0; i < 3; ++i) {
-        q.qpn[i] = (uint32_t) rnd() & 0xffffff;
-        q.psn[i] = (uint32_t) rnd() & 0xffffff;
-    }
-    q.rq_layout = (uint32_t) rnd();
-    q.mailbox_rkey = (uint32_t) rnd();
-    q.mailbox_addr = rnd();
-    memset(&m, 0, sizeof(m));
-    m.type = type;
-    memcpy(m.src, src, OOB_ID_LEN);
-    memcpy(m.dst, dst, OOB_ID_LEN);
-    m.q = q;
-    rnd_fill(m.nonce, sizeof(m.nonce));
-    if (OPAL_SUCCESS != oob_msg_encode(frame, OOB_MSG_SIZE, &m, key ? key : no_key)) {
-        die("%s", "oob_msg_encode refused a request");
-    }
-    if (NULL == key) {
-        memset(frame + OOB_MSG_SIZE - OPENIB_AUTH_MAC_LEN, 0, OPENIB_AUTH_MAC_LEN);
-    }
-}
+static struct opts o = { .c = { .secs = 60, .timeout_s = 120, .seed = 0x686f7374696c65ull },
+                         .conns = 32, .frames = 200, .hold_s = 10 };
 
 /* ---- sockets ---- */
 
@@ -285,20 +166,8 @@ static void await_answer(int fd, int wait_ms, struct tally *t)
         }
         have += (size_t) r;
         if (have == sizeof(f)) {
-            struct oob_msg m;
-            struct oob_ka k;
-
             have = 0;
-            if (OPAL_SUCCESS == oob_ka_decode(f, sizeof(f), &k)) {
-                continue; /* the channel's keepalive: not an answer */
-            }
-            if (OPAL_SUCCESS == oob_msg_decode(f, sizeof(f), &m) && OOB_REP == m.type) {
-                t->rep++;
-            } else if (OPAL_SUCCESS == oob_msg_decode(f, sizeof(f), &m) && OOB_REJ == m.type) {
-                t->rej++;
-            } else {
-                t->other++;
-            }
+            hostile_answer(f, t);
         }
     }
 }
@@ -323,15 +192,6 @@ static void one_shot(const uint8_t *b, size_t n, bool half_close, struct tally *
     }
     await_answer(fd, 1500, t);
     close(fd);
-}
-
-static void print_tally(const char *mode, const struct tally *t, const char *extra)
-{
-    printf("hostile: %s: sent=%ld conns=%ld refused=%ld closed=%ld rep=%ld rej=%ld other=%ld "
-           "silent=%ld failed=%ld%s%s\n",
-           mode, t->sent, t->conns, t->refused, t->closed, t->rep, t->rej, t->other, t->silent,
-           t->failed, extra ? " " : "", extra ? extra : "");
-    fflush(stdout);
 }
 
 /* ---- modes ---- */
@@ -394,11 +254,11 @@ static void bad_frame(uint8_t f[OOB_MSG_SIZE], bool xoob)
         if (xoob) {
             memset(&x, 0, sizeof(x));
             x.type = XOOB_REQ;
-            memcpy(x.src, o.member, sizeof(x.src));
-            memcpy(x.dst, o.name, sizeof(x.dst));
+            memcpy(x.src, o.c.member, sizeof(x.src));
+            memcpy(x.dst, o.c.name, sizeof(x.dst));
             xoob_msg_encode(&x, f, OOB_MSG_SIZE, any_key); /* refused by its layout */
         } else {
-            build_request(f, OOB_REQ, o.member, o.name, NULL);
+            build_request(f, OOB_REQ, o.c.member, o.c.name, NULL);
         }
         for (int k = 1 + (int) (rnd() % 3); k > 0; --k) {
             f[4 + rnd() % 60] = edges[rnd() % sizeof(edges)]; /* keep the magic */
@@ -414,7 +274,7 @@ static int mode_garbage(void)
 {
     uint8_t f[512];
     struct tally t = { 0 };
-    int n = o.count ? o.count : 60;
+    int n = o.c.count ? o.c.count : 60;
 
     for (int i = 0; i < n; ++i) {
         size_t len;
@@ -426,7 +286,7 @@ static int mode_garbage(void)
             one_shot(f, len, false, &t);
             break;
         case 1: /* a real request cut short, then our side closes */
-            build_request(f, OOB_REQ, o.member, o.name, NULL);
+            build_request(f, OOB_REQ, o.c.member, o.c.name, NULL);
             one_shot(f, 1 + rnd() % (OOB_MSG_SIZE - 1), true, &t);
             break;
         case 2: /* oob's magic, fields its decoder refuses */
@@ -457,141 +317,79 @@ static int mode_forged(void)
 {
     uint8_t f[OOB_MSG_SIZE], stranger[OOB_ID_LEN], wrong_dst[OOB_ID_LEN], key[16];
     struct tally t = { 0 };
-    int n = o.count ? o.count : 5;
+    int n = o.c.count ? o.c.count : 5;
 
-    memcpy(stranger, o.name, sizeof(stranger));
+    memcpy(stranger, o.c.name, sizeof(stranger));
     name_jobid_add(stranger, 1);   /* another job's rank */
-    memcpy(wrong_dst, o.name, sizeof(wrong_dst));
+    memcpy(wrong_dst, o.c.name, sizeof(wrong_dst));
     name_vpid_add(wrong_dst, 1000); /* no such rank */
     for (int i = 0; i < n; ++i) {
         rnd_fill(key, sizeof(key));
         /* a non-member's name */
-        build_request(f, OOB_REQ, stranger, o.name, key);
+        build_request(f, OOB_REQ, stranger, o.c.name, key);
         one_shot(f, sizeof(f), false, &t);
         /* a real member's name, a MAC under a guessed key */
-        build_request(f, OOB_REQ, o.member, o.name, key);
+        build_request(f, OOB_REQ, o.c.member, o.c.name, key);
         one_shot(f, sizeof(f), false, &t);
         /* a real member's name, no MAC */
-        build_request(f, OOB_REQ, o.member, o.name, NULL);
+        build_request(f, OOB_REQ, o.c.member, o.c.name, NULL);
         one_shot(f, sizeof(f), false, &t);
         /* for another process than the one listening */
-        build_request(f, OOB_REQ, o.member, wrong_dst, key);
+        build_request(f, OOB_REQ, o.c.member, wrong_dst, key);
         one_shot(f, sizeof(f), false, &t);
         /* an RTU out of the blue, posing as the member */
-        build_request(f, OOB_RTU, o.member, o.name, key);
+        build_request(f, OOB_RTU, o.c.member, o.c.name, key);
         one_shot(f, sizeof(f), false, &t);
     }
     print_tally("forged", &t, NULL);
     return 0;
 }
 
-static volatile sig_atomic_t stop_now;
-
-static void on_alarm(int sig)
+/* A TCP segment whose payload is exactly one oob request frame. */
+static bool keep_request(const uint8_t *pkt, size_t r, char *line, size_t cap)
 {
-    static const char msg[] = "openib_hostile: --timeout reached, stopping\n";
+    size_t ihl = (size_t) (pkt[0] & 0x0f) * 4, tot = (size_t) pkt[2] << 8 | pkt[3], doff;
+    struct oob_msg m;
+    struct in_addr dst;
+    int n;
 
-    (void) sig;
-    stop_now = 1;
-    (void) !write(2, msg, sizeof(msg) - 1);
-    _exit(124);
+    if (pkt[9] != IPPROTO_TCP || tot > r || ihl + 20 > tot) {
+        return false;
+    }
+    doff = (size_t) (pkt[ihl + 12] >> 4) * 4;
+    if (ihl + doff + OOB_MSG_SIZE != tot ||
+        OPAL_SUCCESS != oob_msg_decode(pkt + ihl + doff, OOB_MSG_SIZE, &m) || OOB_REQ != m.type) {
+        return false;
+    }
+    memcpy(&dst, pkt + 16, 4);
+    n = snprintf(line, cap, "%s %u ", inet_ntoa(dst), (unsigned) (pkt[ihl + 2] << 8 | pkt[ihl + 3]));
+    hostile_hex(line + n, pkt + ihl + doff, OOB_MSG_SIZE);
+    return true;
 }
 
 static int mode_capture(void)
 {
-    int fd = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_IP));
-    int want = o.count ? o.count : 4, got = 0;
-    long seen = 0, end = now_ms() + o.secs * 1000L;
-    FILE *out;
-
-    if (fd < 0) {
-        perror("openib_hostile: AF_PACKET socket (root needed)");
-        return 2;
-    }
-    out = fopen(o.file, "w");
-    if (NULL == out) {
-        die("cannot write %s", o.file);
-    }
-    printf("hostile: capture: listening\n");
-    fflush(stdout);
-    while (got < want && now_ms() < end && !stop_now) {
-        uint8_t pkt[65536];
-        struct sockaddr_ll from;
-        socklen_t fl = sizeof(from);
-        struct pollfd p = { .fd = fd, .events = POLLIN };
-        struct oob_msg m;
-        struct stat st;
-        ssize_t r;
-        size_t ihl, doff, tot;
-
-        if (o.stop_file && 0 == stat(o.stop_file, &st)) {
-            break;
-        }
-        if (poll(&p, 1, 200) != 1) {
-            continue;
-        }
-        r = recvfrom(fd, pkt, sizeof(pkt), 0, (struct sockaddr *) &from, &fl);
-        if (r < 20 || PACKET_OUTGOING == from.sll_pkttype) {
-            continue; /* loopback shows each packet twice */
-        }
-        seen++;
-        ihl = (size_t) (pkt[0] & 0x0f) * 4;
-        tot = (size_t) pkt[2] << 8 | pkt[3];
-        if ((pkt[0] >> 4) != 4 || pkt[9] != IPPROTO_TCP || tot > (size_t) r ||
-            ihl + 20 > tot) {
-            continue;
-        }
-        doff = (size_t) (pkt[ihl + 12] >> 4) * 4;
-        if (ihl + doff + OOB_MSG_SIZE != tot) {
-            continue; /* a TCP payload of exactly one frame */
-        }
-        if (OPAL_SUCCESS != oob_msg_decode(pkt + ihl + doff, OOB_MSG_SIZE, &m) ||
-            OOB_REQ != m.type) {
-            continue;
-        }
-        {
-            struct in_addr dst;
-            uint16_t dport = (uint16_t) (pkt[ihl + 2] << 8 | pkt[ihl + 3]);
-
-            memcpy(&dst, pkt + 16, 4);
-            fprintf(out, "%s %u ", inet_ntoa(dst), dport);
-            for (int i = 0; i < OOB_MSG_SIZE; ++i) {
-                fprintf(out, "%02x", pkt[ihl + doff + i]);
-            }
-            fprintf(out, "\n");
-            fflush(out);
-            got++;
-        }
-    }
-    fclose(out);
-    close(fd);
-    printf("hostile: capture: captured=%d requests packets_seen=%ld\n", got, seen);
-    return got > 0 ? 0 : 1;
+    return hostile_capture(o.c.file, o.c.count ? o.c.count : 4, o.c.secs, o.c.stop_file, keep_request);
 }
 
 static int mode_replay(void)
 {
-    FILE *in = fopen(o.file, "r");
+    FILE *in = fopen(o.c.file, "r");
     char ip[64], hex[2 * OOB_MSG_SIZE + 2];
     unsigned port;
     struct tally t = { 0 };
     long frames = 0;
 
     if (NULL == in) {
-        die("cannot read %s", o.file);
+        die("cannot read %s", o.c.file);
     }
     while (3 == fscanf(in, "%63s %u %321s", ip, &port, hex)) {
         uint8_t f[OOB_MSG_SIZE];
         struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons((uint16_t) port) };
         int fd;
 
-        if (strlen(hex) != 2 * OOB_MSG_SIZE || !inet_aton(ip, &to.sin_addr)) {
+        if (!hostile_unhex(hex, f, OOB_MSG_SIZE) || !inet_aton(ip, &to.sin_addr)) {
             continue;
-        }
-        for (int i = 0; i < OOB_MSG_SIZE; ++i) {
-            unsigned b;
-            sscanf(hex + 2 * i, "%2x", &b);
-            f[i] = (uint8_t) b;
         }
         frames++;
         for (int rep = 0; rep < 2; ++rep) { /* twice: a replay of a replay too */
@@ -704,7 +502,7 @@ static void watch_closes(int *fds, int n, long ms, struct tally *t)
     struct pollfd *p = calloc((size_t) n, sizeof(*p));
     long end = now_ms() + ms;
 
-    while (now_ms() < end && !stop_now) {
+    while (now_ms() < end) {
         int live = 0;
 
         for (int i = 0; i < n; ++i) {
@@ -742,7 +540,7 @@ static void watch_closes(int *fds, int n, long ms, struct tally *t)
 
 static int mode_idle(void)
 {
-    int n = o.count ? o.count : 2000;
+    int n = o.c.count ? o.c.count : 2000;
     int *fds = calloc((size_t) n, sizeof(int));
     char extra[96];
 
@@ -771,14 +569,14 @@ static int mode_flood(void)
     char extra[64];
 
     raise_nofile(n + 64);
-    memcpy(stranger, o.name, sizeof(stranger));
+    memcpy(stranger, o.c.name, sizeof(stranger));
     name_jobid_add(stranger, 1);
     open_many(fds, n, &t);
     for (int i = 0; i < n; ++i) {
         left[i] = fds[i] >= 0 ? per : 0;
     }
     end = now_ms() + 30000;
-    while (now_ms() < end && !stop_now) {
+    while (now_ms() < end) {
         int busy = 0;
 
         for (int i = 0; i < n; ++i) {
@@ -799,7 +597,7 @@ static int mode_flood(void)
                 ssize_t w;
 
                 rnd_fill(key, sizeof(key));
-                build_request(f, OOB_REQ, (left[i] & 1) ? stranger : o.member, o.name, key);
+                build_request(f, OOB_REQ, (left[i] & 1) ? stranger : o.c.member, o.c.name, key);
                 w = send(fds[i], f, sizeof(f), MSG_NOSIGNAL | MSG_DONTWAIT);
                 if (w == (ssize_t) sizeof(f)) {
                     t.sent++;
@@ -853,6 +651,9 @@ int main(int argc, char **argv)
             usage();
         }
         ++i;
+        if (hostile_opt(&o.c, a, v)) {
+            continue;
+        }
         if (0 == strcmp(a, "--target")) {
             char ip[64], *colon;
             snprintf(ip, sizeof(ip), "%s", v);
@@ -867,61 +668,36 @@ int main(int argc, char **argv)
                 usage();
             }
             o.have_target = true;
-        } else if (0 == strcmp(a, "--name")) {
-            parse_name(v, o.name);
-            o.have_name = true;
-        } else if (0 == strcmp(a, "--member")) {
-            parse_name(v, o.member);
-            o.have_member = true;
         } else if (0 == strcmp(a, "--bind")) {
             if (!inet_aton(v, &o.bind)) {
                 usage();
             }
             o.have_bind = true;
-        } else if (0 == strcmp(a, "--file")) {
-            o.file = v;
-        } else if (0 == strcmp(a, "--stop-file")) {
-            o.stop_file = v;
-        } else if (0 == strcmp(a, "--count")) {
-            o.count = atoi(v);
         } else if (0 == strcmp(a, "--conns")) {
             o.conns = atoi(v);
         } else if (0 == strcmp(a, "--frames")) {
             o.frames = atoi(v);
         } else if (0 == strcmp(a, "--hold")) {
             o.hold_s = atoi(v);
-        } else if (0 == strcmp(a, "--secs")) {
-            o.secs = atoi(v);
-        } else if (0 == strcmp(a, "--timeout")) {
-            o.timeout_s = atoi(v);
-        } else if (0 == strcmp(a, "--seed")) {
-            o.seed = strtoull(v, NULL, 0);
         } else {
             usage();
         }
     }
-    rng = o.seed ? o.seed : 1;
     signal(SIGPIPE, SIG_IGN);
-    /* a hard stop: the hostile program must never hang a test */
-    signal(SIGALRM, on_alarm);
-    alarm((unsigned) o.timeout_s);
-    if (!o.have_member) {
-        memcpy(o.member, o.name, OOB_ID_LEN);
-        name_vpid_add(o.member, 1);
-    }
+    hostile_start(&o.c);
     if (0 == strcmp(o.mode, "capture")) {
-        if (!o.file) {
+        if (!o.c.file) {
             usage();
         }
         return mode_capture();
     }
     if (0 == strcmp(o.mode, "replay")) {
-        if (!o.file) {
+        if (!o.c.file) {
             usage();
         }
         return mode_replay();
     }
-    if (!o.have_target || (!o.have_name && strcmp(o.mode, "probe"))) {
+    if (!o.have_target || (!o.c.have_name && strcmp(o.mode, "probe"))) {
         usage();
     }
     if (0 == strcmp(o.mode, "probe")) {

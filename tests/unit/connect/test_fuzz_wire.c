@@ -158,30 +158,55 @@ static const char *fz_cur_name;
 /* -- oob modex blob -- */
 static size_t oob_blob_valid(uint8_t *buf)
 {
-    uint32_t addrs[OOB_MAX_ADDRS];
+    struct oob_blob b;
     size_t len = 0;
 
-    uint8_t token[OPENIB_AUTH_TOKEN_LEN];
-
-    rnd_fill(addrs, sizeof(addrs));
-    rnd_fill(token, sizeof(token));
-    CHECK_EQ(oob_blob_encode(buf, FZ_BUF, addrs, 1 + (int) rnd_below(OOB_MAX_ADDRS),
-                             (uint16_t) rnd(), token, &len), OPAL_SUCCESS);
+    rnd_fill(&b, sizeof(b));
+    b.naddr = (int) rnd_below(OOB_MAX_ADDRS + 1);
+    b.ud_qpn = 0 == b.naddr || rnd_below(2) ? 1 + (uint32_t) rnd_below(0xffffff) : 0;
+    CHECK_EQ(oob_blob_encode(buf, FZ_BUF, &b, &len), OPAL_SUCCESS);
     return len;
 }
 
 static int oob_blob_dec(const uint8_t *in, size_t len, uint8_t *re, size_t *re_len)
 {
-    uint32_t addrs[OOB_MAX_ADDRS];
-    uint16_t port;
-    uint8_t token[OPENIB_AUTH_TOKEN_LEN];
-    int naddr = -1, version = -1;
-    int rc = oob_blob_decode(in, len, addrs, &naddr, &port, token, &version);
+    struct oob_blob b;
+    int version = -1;
+    int rc = oob_blob_decode(in, len, &b, &version);
 
     if (OPAL_SUCCESS == rc) {
-        SANE(naddr >= 1 && naddr <= OOB_MAX_ADDRS);
+        SANE(b.naddr >= 0 && b.naddr <= OOB_MAX_ADDRS && (b.naddr > 0 || b.ud_qpn != 0));
         SANE(version == OOB_BLOB_VERSION);
-        SANE(OPAL_SUCCESS == oob_blob_encode(re, FZ_BUF, addrs, naddr, port, token, re_len));
+        SANE(OPAL_SUCCESS == oob_blob_encode(re, FZ_BUF, &b, re_len));
+    }
+    return rc;
+}
+
+/* -- UD side-channel frame -- */
+static size_t oob_ud_valid(uint8_t *buf)
+{
+    struct oob_ud_hdr h = { .kind = (uint8_t) (1 + rnd_below(5)), .src_sid = (uint32_t) rnd(),
+                            .dst_sid = (uint32_t) rnd(), .seq = (uint32_t) rnd() };
+    uint8_t payload[OOB_MSG_SIZE];
+    bool carries = OOB_UD_OPEN == h.kind || OOB_UD_DATA == h.kind;
+    size_t len = 0;
+
+    rnd_fill(payload, sizeof(payload));
+    CHECK_EQ(oob_ud_encode(buf, FZ_BUF, &h, carries ? payload : NULL, &len), OPAL_SUCCESS);
+    return len;
+}
+
+static int oob_ud_dec(const uint8_t *in, size_t len, uint8_t *re, size_t *re_len)
+{
+    struct oob_ud_hdr h;
+    const uint8_t *payload = NULL;
+    int rc = oob_ud_decode(in, len, &h, &payload);
+
+    if (OPAL_SUCCESS == rc) {
+        SANE(h.kind >= OOB_UD_OPEN && h.kind <= OOB_UD_RESET);
+        SANE((NULL != payload) == (OOB_UD_OPEN == h.kind || OOB_UD_DATA == h.kind));
+        SANE(NULL == payload || (payload >= in && payload + OOB_MSG_SIZE <= in + len));
+        SANE(OPAL_SUCCESS == oob_ud_encode(re, FZ_BUF, &h, payload, re_len));
     }
     return rc;
 }
@@ -534,6 +559,8 @@ static int rcm_dec(const uint8_t *in, size_t len, uint8_t *re, size_t *re_len)
 static const struct fz_target targets[] = {
     { .name = "oob_blob", .valid = oob_blob_valid, .decode = oob_blob_dec,
       CODES(OPAL_SUCCESS, OPAL_ERR_BAD_PARAM, OPAL_ERR_NOT_SUPPORTED), .canonical = true },
+    { .name = "oob_ud", .valid = oob_ud_valid, .decode = oob_ud_dec,
+      CODES(OPAL_SUCCESS, OPAL_ERR_BAD_PARAM, OPAL_ERR_NOT_SUPPORTED), .canonical = false },
     { .name = "xoob_blob", .valid = xoob_blob_valid, .decode = xoob_blob_dec,
       CODES(OPAL_SUCCESS, OPAL_ERR_BAD_PARAM, OPAL_ERR_NOT_SUPPORTED), .canonical = true },
     { .name = "modex", .valid = modex_valid, .decode = modex_dec,

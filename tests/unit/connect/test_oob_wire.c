@@ -6,10 +6,11 @@
  * truncated, foreign, other-version and malformed data, reading only the
  * bytes they were given. The MAC fails on every mutated byte of a frame and
  * under any other key. The receivers' check sequences (oob_check_incoming,
- * oob_check_answer, oob_check_source) give each refusal its reason, in the
+ * oob_check_answer, oob_check_source, oob_check_ud_source) give each refusal its reason, in the
  * documented order, and a frame refused before the freshness check leaves
  * the replay memory untouched. A keepalive is told from a CPC message by
- * its magic alone.
+ * its magic alone. UD frames (the side channel's datagrams) round-trip with
+ * their payload exactly for OPEN and DATA.
  */
 #include "opal_config.h"
 #include "opal/constants.h"
@@ -87,65 +88,154 @@ static int encode_msg(uint8_t *buf, enum oob_type type, uint16_t reason,
 
 static void blob(void)
 {
-    uint32_t addrs[OOB_MAX_ADDRS], out[OOB_MAX_ADDRS];
-    uint8_t buf[255], tok[OPENIB_AUTH_TOKEN_LEN], *c;
-    uint16_t port = 0;
+    struct oob_blob in, out;
+    uint8_t buf[255], *c;
     size_t len, cut;
-    int naddr, n = 0, version = 0, i;
+    int naddr, version = 0, i;
 
+    memset(&in, 0, sizeof(in));
+    memcpy(in.token, key_a, sizeof(in.token));
     for (i = 0; i < OOB_MAX_ADDRS; ++i) {
-        addrs[i] = 0x0a000001u + (uint32_t) i;
+        in.addrs[i] = 0x0a000001u + (uint32_t) i;
     }
-    for (naddr = 1; naddr <= OOB_MAX_ADDRS; ++naddr) {
-        CHECK_EQ(oob_blob_encode(buf, sizeof(buf), addrs, naddr, 0x1234, key_a, &len),
-                 OPAL_SUCCESS);
-        CHECK_EQ(len, 4 + 16 + 4 * naddr);
+    /* TCP only, UD and TCP, UD only (no address: no port either) */
+    for (naddr = 0; naddr <= OOB_MAX_ADDRS; ++naddr) {
+        in.naddr = naddr;
+        in.port = naddr ? 0x1234 : 0;
+        in.ud_qpn = naddr % 2 ? 0 : 0x00abcdefu;
+        CHECK_EQ(oob_blob_encode(buf, sizeof(buf), &in, &len), OPAL_SUCCESS);
+        CHECK_EQ(len, 4 + 16 + 4 + 4 * naddr);
         CHECK_EQ(buf[0], OOB_BLOB_VERSION);
         CHECK(0 == memcmp(buf + 4, key_a, 16)); /* the layout: token after the port */
+        CHECK_EQ(buf[20] << 24 | buf[21] << 16 | buf[22] << 8 | buf[23], in.ud_qpn); /* then the QP */
         c = exact(buf, len);
-        memset(tok, 0, sizeof(tok));
-        CHECK_EQ(oob_blob_decode(c, len, out, &n, &port, tok, &version), OPAL_SUCCESS);
+        memset(&out, 0, sizeof(out));
+        CHECK_EQ(oob_blob_decode(c, len, &out, &version), OPAL_SUCCESS);
         free(c);
-        CHECK_EQ(n, naddr);
-        CHECK_EQ(port, 0x1234);
+        CHECK_EQ(out.naddr, naddr);
+        CHECK_EQ(out.port, in.port);
+        CHECK_EQ(out.ud_qpn, in.ud_qpn);
         CHECK_EQ(version, OOB_BLOB_VERSION);
-        CHECK(0 == memcmp(out, addrs, 4 * (size_t) naddr));
-        CHECK(0 == memcmp(tok, key_a, sizeof(tok)));
+        CHECK(0 == memcmp(out.addrs, in.addrs, 4 * (size_t) naddr));
+        CHECK(0 == memcmp(out.token, key_a, sizeof(out.token)));
     }
-    /* encoder limits */
-    CHECK_EQ(oob_blob_encode(buf, sizeof(buf), addrs, 0, 1, key_a, &len), OPAL_ERR_BAD_PARAM);
-    CHECK_EQ(oob_blob_encode(buf, sizeof(buf), addrs, OOB_MAX_ADDRS + 1, 1, key_a, &len),
-             OPAL_ERR_BAD_PARAM);
-    CHECK_EQ(oob_blob_encode(buf, sizeof(buf), addrs, 1, 1, NULL, &len), OPAL_ERR_BAD_PARAM);
-    CHECK_EQ(oob_blob_encode(buf, 4 + 16 + 4 * 2 - 1, addrs, 2, 1, key_a, &len),
-             OPAL_ERR_OUT_OF_RESOURCE);
+    /* encoder limits: neither channel, too many addresses, no room */
+    in.naddr = 0;
+    in.ud_qpn = 0;
+    CHECK_EQ(oob_blob_encode(buf, sizeof(buf), &in, &len), OPAL_ERR_BAD_PARAM);
+    in.naddr = OOB_MAX_ADDRS + 1;
+    CHECK_EQ(oob_blob_encode(buf, sizeof(buf), &in, &len), OPAL_ERR_BAD_PARAM);
+    in.naddr = 2;
+    CHECK_EQ(oob_blob_encode(buf, 4 + 16 + 4 + 4 * 2 - 1, &in, &len), OPAL_ERR_OUT_OF_RESOURCE);
+    CHECK_EQ(oob_blob_encode(buf, sizeof(buf), NULL, &len), OPAL_ERR_BAD_PARAM);
 
     /* every truncation, and a trailing byte */
-    CHECK_EQ(oob_blob_encode(buf, sizeof(buf), addrs, 2, 0x1234, key_a, &len), OPAL_SUCCESS);
+    in.port = 0x1234;
+    CHECK_EQ(oob_blob_encode(buf, sizeof(buf), &in, &len), OPAL_SUCCESS);
     for (cut = 0; cut < len; ++cut) {
         c = exact(buf, cut);
-        CHECK_EQ(oob_blob_decode(c, cut, out, &n, &port, tok, NULL), OPAL_ERR_BAD_PARAM);
+        CHECK_EQ(oob_blob_decode(c, cut, &out, NULL), OPAL_ERR_BAD_PARAM);
         free(c);
     }
     buf[len] = 0;
-    CHECK_EQ(oob_blob_decode(buf, len + 1, out, &n, &port, NULL, NULL), OPAL_ERR_BAD_PARAM);
-    /* older peers (1: no keepalives, 2: no token): refused, the version said */
-    for (i = 1; i <= 2; ++i) {
+    CHECK_EQ(oob_blob_decode(buf, len + 1, &out, NULL), OPAL_ERR_BAD_PARAM);
+    /* older peers (1: no keepalives, 2: no token, 3: no UD): refused, the version said */
+    for (i = 1; i <= 3; ++i) {
         buf[0] = (uint8_t) i;
-        CHECK_EQ(oob_blob_decode(buf, len, out, &n, &port, NULL, &version),
-                 OPAL_ERR_NOT_SUPPORTED);
+        CHECK_EQ(oob_blob_decode(buf, len, &out, &version), OPAL_ERR_NOT_SUPPORTED);
         CHECK_EQ(version, i);
     }
     buf[0] = OOB_BLOB_VERSION + 1;
-    CHECK_EQ(oob_blob_decode(buf, len, out, &n, &port, NULL, NULL), OPAL_ERR_NOT_SUPPORTED);
+    CHECK_EQ(oob_blob_decode(buf, len, &out, NULL), OPAL_ERR_NOT_SUPPORTED);
     buf[0] = OOB_BLOB_VERSION;
-    /* address counts out of range */
-    buf[1] = 0;
-    CHECK_EQ(oob_blob_decode(buf, 20, out, &n, &port, NULL, NULL), OPAL_ERR_BAD_PARAM);
+    /* address counts out of range; neither channel; a port without addresses */
     buf[1] = OOB_MAX_ADDRS + 1;
-    CHECK_EQ(oob_blob_decode(buf, 20 + 4 * (OOB_MAX_ADDRS + 1), out, &n, &port, NULL, NULL),
-             OPAL_ERR_BAD_PARAM);
-    CHECK_EQ(oob_blob_decode(NULL, 8, out, &n, &port, NULL, NULL), OPAL_ERR_BAD_PARAM);
+    CHECK_EQ(oob_blob_decode(buf, 24 + 4 * (OOB_MAX_ADDRS + 1), &out, NULL), OPAL_ERR_BAD_PARAM);
+    buf[1] = 0;
+    memset(buf + 20, 0, 4);
+    CHECK_EQ(oob_blob_decode(buf, 24, &out, NULL), OPAL_ERR_BAD_PARAM);
+    buf[23] = 7;
+    CHECK_EQ(oob_blob_decode(buf, 24, &out, NULL), OPAL_ERR_BAD_PARAM); /* port 0x1234, no address */
+    buf[2] = buf[3] = 0;
+    CHECK_EQ(oob_blob_decode(buf, 24, &out, NULL), OPAL_SUCCESS);
+    CHECK_EQ(out.ud_qpn, 7);
+    CHECK_EQ(out.naddr, 0);
+    CHECK_EQ(oob_blob_decode(NULL, 8, &out, NULL), OPAL_ERR_BAD_PARAM);
+}
+
+/* UD frames: every kind round-trips (the documented layout), a payload
+ * exactly for OPEN and DATA, and the decoder refuses anything else. */
+static void ud_frames(void)
+{
+    uint8_t buf[OOB_UD_FRAME_MAX + 1], payload[OOB_MSG_SIZE], *c;
+    const uint8_t *got;
+    struct oob_ud_hdr h, out;
+    size_t len, cut;
+    int kind;
+
+    for (cut = 0; cut < sizeof(payload); ++cut) {
+        payload[cut] = (uint8_t) (cut * 7);
+    }
+    for (kind = OOB_UD_OPEN; kind <= OOB_UD_RESET; ++kind) {
+        bool carries = OOB_UD_OPEN == kind || OOB_UD_DATA == kind;
+        h = (struct oob_ud_hdr) { .kind = (uint8_t) kind, .src_sid = 0x01020304u,
+                                  .dst_sid = OOB_UD_NO_SID, .seq = 0xa0b0c0d0u };
+        CHECK_EQ(oob_ud_encode(buf, sizeof(buf), &h, carries ? NULL : payload, &len),
+                 OPAL_ERR_BAD_PARAM);
+        CHECK_EQ(oob_ud_encode(buf, sizeof(buf), &h, carries ? payload : NULL, &len),
+                 OPAL_SUCCESS);
+        CHECK_EQ(len, OOB_UD_HDR_LEN + (carries ? OOB_MSG_SIZE : 0));
+        CHECK(0 == memcmp(buf, "OIBU", 4));
+        CHECK_EQ(buf[5], kind);
+        CHECK_EQ(buf[8], 1);
+        CHECK_EQ(buf[12], 0xff);
+        CHECK_EQ(buf[16], 0xa0);
+        c = exact(buf, len);
+        CHECK_EQ(oob_ud_decode(c, len, &out, &got), OPAL_SUCCESS);
+        CHECK_EQ(out.kind, kind);
+        CHECK_EQ(out.src_sid, h.src_sid);
+        CHECK_EQ(out.dst_sid, h.dst_sid);
+        CHECK_EQ(out.seq, h.seq);
+        CHECK(carries ? NULL != got && 0 == memcmp(got, payload, OOB_MSG_SIZE) : NULL == got);
+        for (cut = 0; cut < len; ++cut) { /* every truncation */
+            CHECK_EQ(oob_ud_decode(c, cut, &out, &got), OPAL_ERR_BAD_PARAM);
+        }
+        free(c);
+        CHECK_EQ(oob_ud_decode(buf, len + 1, &out, &got), OPAL_ERR_BAD_PARAM);
+        CHECK_EQ(oob_ud_encode(buf, len - 1, &h, carries ? payload : NULL, &len),
+                 OPAL_ERR_OUT_OF_RESOURCE);
+    }
+    h.kind = OOB_UD_ACK;
+    CHECK_EQ(oob_ud_encode(buf, sizeof(buf), &h, NULL, &len), OPAL_SUCCESS);
+    buf[4] = 2; /* another version */
+    CHECK_EQ(oob_ud_decode(buf, len, &out, &got), OPAL_ERR_NOT_SUPPORTED);
+    buf[4] = 1;
+    buf[5] = 6; /* no such kind */
+    CHECK_EQ(oob_ud_decode(buf, len, &out, &got), OPAL_ERR_BAD_PARAM);
+    buf[5] = 0;
+    CHECK_EQ(oob_ud_decode(buf, len, &out, &got), OPAL_ERR_BAD_PARAM);
+    buf[5] = OOB_UD_ACK;
+    buf[0] = 'X'; /* another magic: an oob message is not a UD frame */
+    CHECK_EQ(oob_ud_decode(buf, len, &out, &got), OPAL_ERR_BAD_PARAM);
+    h.kind = 9;
+    CHECK_EQ(oob_ud_encode(buf, sizeof(buf), &h, NULL, &len), OPAL_ERR_BAD_PARAM);
+}
+
+/* A UD frame's source: the published QP, and the port's GID with a GRH or
+ * its LID without. */
+static void ud_source(void)
+{
+    uint8_t gid[16] = { 0xfe, 0x80, [15] = 1 }, other[16] = { 0xfe, 0x80, [15] = 2 };
+    struct oob_ud_addr from = { .qpn = 0x11, .lid = 5, .global = true };
+
+    memcpy(from.gid, gid, 16);
+    CHECK_EQ(oob_check_ud_source(0x11, gid, 5, &from), OOB_OK);
+    CHECK_EQ(oob_check_ud_source(0x12, gid, 5, &from), OOB_BAD_SOURCE_ADDR);
+    CHECK_EQ(oob_check_ud_source(0, gid, 5, &from), OOB_BAD_SOURCE_ADDR);
+    CHECK_EQ(oob_check_ud_source(0x11, other, 5, &from), OOB_BAD_SOURCE_ADDR);
+    from.global = false; /* by LID: the GID is not looked at */
+    CHECK_EQ(oob_check_ud_source(0x11, other, 5, &from), OOB_OK);
+    CHECK_EQ(oob_check_ud_source(0x11, gid, 6, &from), OOB_BAD_SOURCE_ADDR);
 }
 
 static void messages(void)
@@ -457,6 +547,8 @@ int main(void)
     incoming();
     answers();
     source();
+    ud_frames();
+    ud_source();
     keepalives();
     return test_report("test_oob_wire");
 }
