@@ -98,6 +98,8 @@ static int query_cpcs(mca_btl_openib_module_t *m)
     p->pd = m->dev->pd;
     p->btl = m;
     p->ipv4 = m->ipv4;
+    p->traffic_class = (uint8_t) openib_params.traffic_class;
+    p->service_level = (uint8_t) openib_params.ib_service_level;
     return openib_connect_query_port(p, m->cpcs, OPENIB_MAX_CPCS, &m->num_cpcs);
 }
 

@@ -130,11 +130,14 @@ int oob_ud_plan(int i, long t, int idle_ms, int *timeout)
     struct session *s = sess_at(i);
 
     if (s->closing) {
-        /* the last frames still go out, acknowledged, within the bound */
+        /* the last frames still go out, acknowledged, within the bound;
+         * but a session the peer never took is simply dropped: its first
+         * frame (a request its opener gave up on) must not start a
+         * handshake nobody waits for */
         if (0 == s->close_by_ms) {
             s->close_by_ms = t + ud_giveup_ms;
         }
-        if (0 == s->outlen || t >= s->close_by_ms) {
+        if (0 == s->outlen || t >= s->close_by_ms || (!s->accepted && !s->ud_acked_open)) {
             if (OOB_UD_NO_SID != s->ud_rsid) {
                 send_frame(s->ud_port, &s->ud, OOB_UD_CLOSE, s->ud_id, s->ud_rsid, 0, NULL,
                            NULL);

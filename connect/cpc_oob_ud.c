@@ -56,6 +56,7 @@ struct oob_ud_port {
     unsigned unacked_events;             /* CQ events taken, not yet acknowledged */
     uint8_t port_num;
     int gid_index;
+    uint8_t traffic_class, service_level; /* as the BTL's own packets */
     opal_hash_table_t ahs;               /* struct ah_key -> struct ibv_ah * */
     bool ahs_ready;
 };
@@ -148,6 +149,10 @@ int oob_ud_port_create(const struct openib_cpc_port *port, struct oob_ud_port **
     p->ctx = port->ctx;
     p->port_num = port->port_num;
     p->gid_index = port->gid_index;
+    if (OPENIB_HAS_FIELD(port, struct openib_cpc_port, service_level)) {
+        p->traffic_class = port->traffic_class;
+        p->service_level = port->service_level;
+    }
     p->buf = calloc(UD_RECVS + UD_SENDS, UD_SLOT);
     if (NULL == p->buf) {
         goto fail;
@@ -222,7 +227,7 @@ fail:
 static struct ibv_ah *ah_for(struct oob_ud_port *p, const struct oob_ud_addr *to)
 {
     struct ah_key k;
-    struct ibv_ah_attr a = { .dlid = to->lid, .port_num = p->port_num };
+    struct ibv_ah_attr a = { .dlid = to->lid, .sl = p->service_level, .port_num = p->port_num };
     void *ah = NULL;
 
     memset(&k, 0, sizeof(k));
@@ -239,6 +244,7 @@ static struct ibv_ah *ah_for(struct oob_ud_port *p, const struct oob_ud_addr *to
         memcpy(a.grh.dgid.raw, to->gid, 16);
         a.grh.sgid_index = (uint8_t) p->gid_index;
         a.grh.hop_limit = 64;
+        a.grh.traffic_class = p->traffic_class;
     }
     ah = ibv_create_ah(p->qp->pd, &a);
     if (ah && OPAL_SUCCESS != opal_hash_table_set_value_ptr(&p->ahs, &k, sizeof(k), ah)) {

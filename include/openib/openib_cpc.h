@@ -20,6 +20,7 @@
  *   v3  btl_ops: `peer_qp_info`, `connect_established` (a CM that moves the
  *       QPs itself, iWARP); module: `uses_cts` given its meaning; port caps:
  *       OPENIB_PORT_CAP_IWARP.
+ *   v4  port: `traffic_class`, `service_level` (for a CPC's own packets).
  * A plug-in built against v1 headers keeps working: the framework reads the
  * v2 fields only when the caller's size says they are there.
  */
@@ -37,7 +38,7 @@
 extern "C" {
 #endif
 
-#define OPENIB_CPC_ABI_VERSION 3
+#define OPENIB_CPC_ABI_VERSION 4
 
 /* Return codes: these are Open MPI's OPAL_* values (opal/constants.h), spelled
  * out so plug-ins need no Open MPI headers. */
@@ -76,7 +77,8 @@ struct ibv_pd;
 
 /*
  * The port a CPC is asked about (BTL -> CPC, read-only for the CPC).
- * Rules: openib_abi.h. v1 ends at `btl`; v2 added `ipv4`.
+ * Rules: openib_abi.h. v1 ends at `btl`; v2 added `ipv4`; v4 added
+ * `traffic_class` and `service_level` (check with OPENIB_HAS_FIELD).
  */
 struct openib_cpc_port {
     uint32_t size;               /* v1: sizeof as the BTL was compiled */
@@ -93,6 +95,10 @@ struct openib_cpc_port {
     struct ibv_pd *pd;           /* v1 */
     void *btl;                   /* v1: opaque BTL module */
     uint32_t ipv4;               /* v2: network byte order, 0 = none known */
+    uint8_t traffic_class;       /* v4: btl_openib_traffic_class: the GRH TClass
+                                    (RoCE v2: IP TOS) of packets the CPC itself
+                                    sends, as of the BTL's own */
+    uint8_t service_level;       /* v4: btl_openib_ib_service_level, likewise */
 };
 #define OPENIB_CPC_PORT_V1_SIZE OPENIB_SIZE_THROUGH(struct openib_cpc_port, btl)
 

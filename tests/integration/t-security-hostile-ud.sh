@@ -16,9 +16,9 @@
 #    a member's name without or with a guessed MAC, a wrong destination, an
 #    RTU nobody asked for);
 #  - replays the captured OPENs;
-#  - against rank 1: 100 sessions that only send keepalives (more than
-#    btl_openib_oob_unverified_per_source allows from one source), then
-#    strangers' requests.
+#  - against rank 1: 100 strangers' requests, then 100 sessions that only
+#    send keepalives (more than btl_openib_oob_unverified_per_source allows
+#    from one source: the oldest go at once, the others once idle).
 # Then: the job exits 0 with every byte checked, exactly the 12 connections
 # between its members were made, every one by oob over UD, the stranger
 # got no CPC answer at all (no REP, no REJ), nothing aborted; and each

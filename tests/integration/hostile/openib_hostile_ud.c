@@ -14,8 +14,9 @@
  *   capture  (root) sniff the job's OPEN frames off the wire (RoCE v2,
  *            UDP port 4791) while it connects, into a file
  *   replay   send captured OPENs again to where they went
- *   flood    --count sessions opened with keepalives only (they never
- *            speak), then requests from strangers, as fast as it can
+ *   flood    --count requests from strangers as fast as it can, then
+ *            --count sessions opened with keepalives only (they never
+ *            speak)
  *
  * Each mode prints "hostile: MODE: key=value ..." (hostile_lib.h): what it
  * sent and what came back on its QP: acknowledgements (the peer's thread
@@ -383,19 +384,22 @@ static int mode_flood(void)
     uint8_t f[OOB_MSG_SIZE], key[OPENIB_AUTH_TOKEN_LEN], stranger[OOB_ID_LEN];
     int i;
 
-    /* sessions that never speak: keepalives only */
-    for (i = 0; i < o.c.count; ++i) {
-        if (OPAL_SUCCESS != oob_ka_encode(f, sizeof(f), &k)) {
-            die("%s", "oob_ka_encode failed");
-        }
-        open_with(f, &t);
-    }
-    /* then strangers' requests, as fast as we can */
+    /* strangers' requests, as fast as we can (each refused, its session
+     * closed) */
     memcpy(stranger, o.c.name, OOB_ID_LEN);
     name_jobid_add(stranger, 3);
     for (i = 0; i < o.c.count; ++i) {
         rnd_fill(key, sizeof(key));
         build_request(f, OOB_REQ, stranger, o.c.name, key);
+        open_with(f, &t);
+    }
+    /* then sessions that never speak, keepalives only: beyond the
+     * per-source limit the oldest go, the rest when they have been idle
+     * too long */
+    if (OPAL_SUCCESS != oob_ka_encode(f, sizeof(f), &k)) {
+        die("%s", "oob_ka_encode failed");
+    }
+    for (i = 0; i < o.c.count; ++i) {
         open_with(f, &t);
     }
     listen_ms(1500, &t);
