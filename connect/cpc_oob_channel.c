@@ -220,34 +220,33 @@ bool oob_chan_on_frame(int sid)
 }
 
 /* With the lock held: a free slot (its fd -1), a new chunk of them when
- * every slot is taken; -1 when MAX_SLOTS are. */
+ * every slot is taken; -1 when MAX_SLOTS are. A chunk comes zeroed (S_FREE)
+ * and is not written before its slots are used: its pages cost memory only
+ * once sessions have used them. */
 int oob_chan_alloc_session(void)
 {
-    int i, k;
+    int i = 0, k;
 
     for (k = 0; k < oob_ch.nslots; ++k) {
         i = (oob_ch.hint + k) % oob_ch.nslots;
         if (sess_at(i)->state == S_FREE) {
-            oob_ch.hint = i + 1;
-            sess_at(i)->fd = -1;
-            sess_at(i)->ud_port = -1;
-            return i;
+            break;
         }
     }
-    if (oob_ch.nslots == MAX_SLOTS) {
-        return -1;
-    }
-    oob_ch.chunk[oob_ch.nslots / CHUNK_SLOTS] = calloc(CHUNK_SLOTS, sizeof(struct session));
-    if (NULL == oob_ch.chunk[oob_ch.nslots / CHUNK_SLOTS]) {
-        return -1;
-    }
-    i = oob_ch.nslots;
-    oob_ch.nslots += CHUNK_SLOTS;
-    for (k = i; k < oob_ch.nslots; ++k) {
-        sess_at(k)->fd = -1;
-        sess_at(k)->ud_port = -1;
+    if (k == oob_ch.nslots) {
+        if (oob_ch.nslots == MAX_SLOTS) {
+            return -1;
+        }
+        oob_ch.chunk[oob_ch.nslots / CHUNK_SLOTS] = calloc(CHUNK_SLOTS, sizeof(struct session));
+        if (NULL == oob_ch.chunk[oob_ch.nslots / CHUNK_SLOTS]) {
+            return -1;
+        }
+        i = oob_ch.nslots;
+        oob_ch.nslots += CHUNK_SLOTS;
     }
     oob_ch.hint = i + 1;
+    sess_at(i)->fd = -1;
+    sess_at(i)->ud_port = -1;
     return i;
 }
 
