@@ -218,6 +218,22 @@ on_node() {
 # node_counter NODE DEV NAME: dev_counter on NODE.
 node_counter() { on_node "$1" "$(declare -f dev_counter); dev_counter $2 $3"; }
 
+# note_rxe_retries [NODE...]: the transport's retransmissions so far on
+# each NODE (default: this one), for a failure's diagnosis: rxe under a
+# starved emulated CPU retransmits, and its retransmission has bugs of its
+# own (t-nodes-openib-scale.sh says more).
+note_rxe_retries() {
+	local nd c line
+	for nd in "${@:-$(hostname)}"; do
+		line=
+		for c in duplicate_request out_of_seq_request rcvd_seq_err retry_exceeded_err \
+			completer_retry_err rcvd_rnr_err; do
+			line+="$c $(node_counter "$nd" "$OPENIB_TEST_DEVICE" "$c") "
+		done
+		note "$nd: rxe counters: $line"
+	done
+}
+
 # node_netdev_bytes NODE DEV rx|tx: bytes through the interface behind DEV.
 node_netdev_bytes() {
 	on_node "$1" "$(declare -f dev_netdev); cat /sys/class/net/\$(dev_netdev $2)/statistics/$3_bytes"

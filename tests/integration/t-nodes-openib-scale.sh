@@ -53,13 +53,7 @@ run_scale() {
 		"$@" "$prog" "$rounds" "${pargs[@]}" >"$out" 2>&1
 	rc=$?
 	show "$out"
-	# for a failure's diagnosis: the transport's retransmissions so far
-	for nd in "$node1" "$node2"; do
-		note "$nd: rxe counters: $(for c in duplicate_request out_of_seq_request rcvd_seq_err \
-			retry_exceeded_err completer_retry_err rcvd_rnr_err; do
-			printf '%s %s ' "$c" "$(node_counter "$nd" "$OPENIB_TEST_DEVICE" "$c")"
-		done)"
-	done
+	note_rxe_retries "$node1" "$node2"
 	[ "$rc" = 0 ] || fail "$name: mpirun exited with status $rc"
 	for ((r = 0; r < n; ++r)); do
 		want=$([ "$r" -lt "$half" ] && echo "$node1" || echo "$node2")

@@ -24,6 +24,7 @@ for spec in 2:oob 4:rdma_cm; do
 	# hang guard: 60 s of rounds, the watchdog's 120 s, start-up and teardown
 	run_job "stress-$np-$cpc" 280 "${MPIRUN_T[@]}" -np "$np" --mca btl_openib_cpc_include "$cpc" \
 		--mca osc rdma "$MT_STRESS" --seconds 60 --threads 4 --watchdog 120 --backtrace
+	note_rxe_retries
 	check_mt_stress "$OUT" "$RC" "$np" 4 60
 	assert_openib_carried "$OUT" $((np * (np - 1))) "$np" "$cpc"
 	check_osc_over_openib "$OUT"
