@@ -20,8 +20,13 @@ use_our_component
 MPIRUN=("${MPIRUN_NODES[@]}")
 slow_peer_bin >/dev/null || exit 1
 
+# The two busy jobs run side by side, each with its own ORTE session
+# directory base: two orteds setting up and removing the shared default tree
+# at once on node2 failed a job in CI ("session_dir.c ... No such file or
+# directory", before any rank started).
 busy() {
-	slow_peer "busy-$1" 45 65536 --mca btl_openib_cpc_include "$1" --mca btl_openib_verbose 100
+	slow_peer "busy-$1" 45 65536 --mca btl_openib_cpc_include "$1" --mca btl_openib_verbose 100 \
+		--mca orte_tmpdir_base "/tmp/openib-faults-busy-$1"
 	echo "$RUN_RC $RUN_SECS" >"$OPENIB_TEST_TMP/busy-$1.rc"
 }
 busy oob &
