@@ -33,6 +33,10 @@
  * every Nth timed iteration.  Checked messages, fully checked bytes and
  * errors are counted and printed; any error makes the exit status 1.
  *
+ * Pairs: with 2N ranks, ranks 0..N-1 each pair with rank i+N and all pairs
+ * run at once (osu_mbw_mr-style, for uni, bi and rate only): a sample is
+ * the sum of the pairs' figures at that iteration.
+ *
  * Output: a table, or CSV with --csv (one row per size and test; lines
  * starting with '#' are comments: the hosts of the two ranks, the sample
  * counts, the verification summary).
@@ -68,6 +72,8 @@ static struct {
     size_t min_size, max_size, max_bytes, window_bytes;
     size_t lo[N_TESTS], hi[N_TESTS]; /* sizes each test runs at */
     int lat_iters, bw_iters, window, rate_iters, rate_window, warmup, full_every, min_samples;
+    size_t big_from;  /* sizes above it take at least big_samples samples instead */
+    int big_samples;
     int tests, csv;
 } opt = {
     .min_size = 0,
@@ -84,11 +90,15 @@ static struct {
     .warmup = 2,
     .full_every = 0,
     .min_samples = 100,
+    .big_from = 1u << 20,
+    .big_samples = 0, /* 0: min_samples */
     .tests = (1 << T_LAT) | (1 << T_UNI) | (1 << T_BI) | (1 << T_RATE),
     .csv = 0,
 };
 
 static int me, peer;
+static int pairs = 1;           /* ranks 0..pairs-1 send (lat: ping) to rank + pairs */
+static MPI_Comm senders;        /* the pairs' first ranks, for combining their samples */
 
 /* verification counters (this rank) */
 static unsigned long long n_checked, n_full, full_bytes, n_errors;
@@ -209,19 +219,55 @@ static struct stats finish_stats(int test, size_t size, int msgs, int n, double 
 }
 
 /* samples for a size: the base count, fewer when one test would move more
- * than max_bytes, but at least min_samples */
+ * than max_bytes, but at least min_samples (big_samples above big_from) */
 static int scaled_iters(int base, size_t size, int per_iter_msgs)
 {
     size_t per_iter = (size ? size : 1) * (size_t) per_iter_msgs;
     size_t cap = opt.max_bytes / per_iter;
-    int n = base;
+    int n = base, floor = opt.min_samples;
+    if (size > opt.big_from && opt.big_samples > 0)
+        floor = opt.big_samples;
     if (cap < (size_t) n)
         n = (int) cap;
-    return n < opt.min_samples ? opt.min_samples : n;
+    return n < floor ? floor : n;
 }
 
-/* Ping-pong; returns the total time of the timed iterations. */
-static double run_lat(unsigned char *sbuf, unsigned char *rbuf, size_t size, int iters)
+/* Several pairs: rank 0 takes the other senders' iteration times; a
+ * sample becomes the time in which all pairs together would have moved
+ * what one pair moved (1 / sum of 1/t), so its figure is the pairs' sum.
+ * Returns the total time combined the same way. */
+static double combine_pairs(int n, double total)
+{
+    double *all = NULL, tot_inv = 0, *totals = NULL;
+
+    if (pairs == 1 || me >= pairs) {
+        return total;
+    }
+    if (me == 0) {
+        all = malloc(sizeof(double) * (size_t) n * (size_t) pairs);
+        totals = malloc(sizeof(double) * (size_t) pairs);
+    }
+    MPI_Gather(itime, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, senders);
+    MPI_Gather(&total, 1, MPI_DOUBLE, totals, 1, MPI_DOUBLE, 0, senders);
+    if (me != 0) {
+        return total;
+    }
+    for (int i = 0; i < n; i++) {
+        double inv = 0;
+        for (int p = 0; p < pairs; p++)
+            inv += 1.0 / all[(size_t) p * (size_t) n + (size_t) i];
+        itime[i] = 1.0 / inv;
+    }
+    for (int p = 0; p < pairs; p++)
+        tot_inv += 1.0 / totals[p];
+    free(all);
+    free(totals);
+    return 1.0 / tot_inv;
+}
+
+/* Ping-pong; returns the total time of the timed iterations. Never
+ * inlined: profile-lat.sh counts instructions inside it by name. */
+static __attribute__((noinline)) double run_lat(unsigned char *sbuf, unsigned char *rbuf, size_t size, int iters)
 {
     double t0 = 0, ti = 0;
     MPI_Status st;
@@ -231,7 +277,7 @@ static double run_lat(unsigned char *sbuf, unsigned char *rbuf, size_t size, int
         if (it == 0)
             t0 = MPI_Wtime();
         ti = MPI_Wtime();
-        if (me == 0) {
+        if (me < pairs) {
             prep_send(sbuf, size, vi);
             prep_recv(rbuf, size, vi);
             MPI_Send(sbuf, (int) size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD);
@@ -261,7 +307,7 @@ static double run_uni(unsigned char *sbuf, unsigned char **rbufs, size_t size, i
         if (it == 0)
             t0 = MPI_Wtime();
         ti = MPI_Wtime();
-        if (me == 0) {
+        if (me < pairs) {
             prep_send(sbuf, size, vi);
             for (int w = 0; w < window; w++)
                 MPI_Isend(sbuf, (int) size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, &req[w]);
@@ -375,13 +421,16 @@ static int parse_test_sizes(const char *s)
 
 static void usage(void)
 {
-    printf("usage: openib_bench [options]   (run with 2 MPI ranks)\n"
+    printf("usage: openib_bench [options]   (run with 2 MPI ranks, or 2N for N pairs: uni, bi,\n"
+           "                                  rate only; a sample sums the pairs)\n"
            "  -t, --tests LIST        lat,uni,bi,rate or all (default all)\n"
            "  -m, --min-size N        smallest size (default 0)\n"
            "  -M, --max-size N        largest size (default 1M); sizes are 0 and powers of 2\n"
            "  -S, --test-sizes T=L:H  run test T only at sizes L..H (repeatable)\n"
            "  -R, --rate-max-size N   the same as -S rate=0:N (default 4K)\n"
            "  -n, --min-samples N     at least N samples per size and test (default %d)\n"
+           "      --big-samples N     ...but at least N (fewer) above --big-from (default 1M)\n"
+           "      --big-from N\n"
            "  -i, --lat-iters N       ping-pong samples per size (default %d)\n"
            "  -b, --bw-iters N        windows per size, uni and bi (default %d)\n"
            "  -r, --rate-iters N      windows per size for the message rate (default %d)\n"
@@ -400,24 +449,37 @@ static void usage(void)
            opt.rate_window, opt.warmup, opt.full_every);
 }
 
-/* "# rank 0 on HOST, rank 1 on HOST": where each rank ran */
-static void print_hosts(void)
+/* "# rank 0 on HOST, rank P on HOST": where each pair's ranks ran */
+static void print_hosts(int np)
 {
-    char name[MPI_MAX_PROCESSOR_NAME] = "", all[2][MPI_MAX_PROCESSOR_NAME];
+    char name[MPI_MAX_PROCESSOR_NAME] = "", (*all)[MPI_MAX_PROCESSOR_NAME] = NULL;
     int len = 0;
     MPI_Get_processor_name(name, &len);
+    if (me == 0)
+        all = calloc((size_t) np, sizeof(*all));
     MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0,
                MPI_COMM_WORLD);
-    if (me == 0)
-        printf("# openib_bench %s: rank 0 on %s, rank 1 on %s\n", BENCH_VERSION, all[0], all[1]);
+    if (me == 0) {
+        printf("# openib_bench %s: rank 0 on %s, rank %d on %s\n", BENCH_VERSION, all[0], pairs,
+               all[pairs]);
+        if (pairs > 1)
+            printf("# pairs: %d (ranks 0-%d send to ranks %d-%d, all at once; a sample is the "
+                   "pairs' sum)\n", pairs, pairs - 1, pairs, np - 1);
+    }
+    free(all);
 }
 
+/* A test's name in the output: with several pairs, "ratex4" and the like,
+ * so one CSV can hold both. */
 static void print_row(size_t size, int test, int msgs, const struct stats *s)
 {
     const char *f = opt.csv ? "%zu,%s,%s,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n"
                             : "%10zu %5s %8s %8d %5d %11.6g %11.6g %11.6g %11.6g %11.6g %11.6g\n";
-    printf(f, size, test_desc[test].name, test_desc[test].unit, s->n, msgs, s->median, s->q1,
-           s->q3, s->min, s->max, s->mean);
+    char name[16];
+
+    snprintf(name, sizeof(name), pairs > 1 ? "%sx%d" : "%s", test_desc[test].name, pairs);
+    printf(f, size, name, test_desc[test].unit, s->n, msgs, s->median, s->q1, s->q3, s->min,
+           s->max, s->mean);
 }
 
 static int runs_at(int test, size_t size)
@@ -442,6 +504,7 @@ int main(int argc, char **argv)
         {"window-bytes", required_argument, 0, 'P'},
         {"rate-window", required_argument, 0, 'W'}, {"warmup", required_argument, 0, 'x'},
         {"full-every", required_argument, 0, 'f'},  {"csv", no_argument, 0, 'C'},
+        {"big-samples", required_argument, 0, 'N'}, {"big-from", required_argument, 0, 'F'},
         {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
     int c, bad = 0;
     while ((c = getopt_long(argc, argv, "t:m:M:S:R:n:i:b:r:B:w:P:W:x:f:h", lopts, NULL)) != -1) {
@@ -462,6 +525,8 @@ int main(int argc, char **argv)
         case 'x': opt.warmup = atoi(optarg); break;
         case 'f': opt.full_every = atoi(optarg); break;
         case 'C': opt.csv = 1; break;
+        case 'N': opt.big_samples = atoi(optarg); break;
+        case 'F': opt.big_from = parse_size(optarg); break;
         case 'h':
             if (me == 0)
                 usage();
@@ -472,20 +537,24 @@ int main(int argc, char **argv)
     }
     if (opt.lat_iters < 1 || opt.bw_iters < 1 || opt.window < 1 || opt.rate_iters < 1 ||
         opt.rate_window < 1 || opt.warmup < 0 || opt.full_every < 0 || opt.min_samples < 1 ||
-        opt.min_samples > 1000000 || opt.max_size > (size_t) 1 << 30 ||
+        opt.min_samples > 1000000 || opt.big_samples < 0 || opt.max_size > (size_t) 1 << 30 ||
         opt.min_size > opt.max_size)
         bad = 1;
-    if (bad || np != 2) {
+    pairs = np / 2;
+    if (bad || np < 2 || np % 2 || (pairs > 1 && (opt.tests & (1 << T_LAT)))) {
         if (me == 0) {
-            if (np != 2)
-                fprintf(stderr, "openib_bench: needs exactly 2 ranks (got %d)\n", np);
+            if (np < 2 || np % 2)
+                fprintf(stderr, "openib_bench: needs an even number of ranks (got %d)\n", np);
+            else if (!bad)
+                fprintf(stderr, "openib_bench: several pairs measure uni, bi and rate, not lat\n");
             else
                 usage();
         }
         MPI_Finalize();
         return 2;
     }
-    peer = 1 - me;
+    peer = me < pairs ? me + pairs : me - pairs;
+    MPI_Comm_split(MPI_COMM_WORLD, me < pairs ? 0 : MPI_UNDEFINED, me, &senders);
 
     int maxwin = opt.window > opt.rate_window ? opt.window : opt.rate_window;
     size_t bufsize = opt.max_size ? opt.max_size : 1;
@@ -511,7 +580,7 @@ int main(int argc, char **argv)
     }
     memset(sbuf, 0, bufsize);
 
-    print_hosts();
+    print_hosts(np);
     if (me == 0) {
         printf("# lat: half round trip (us); uni, bi: MiB/s (2^20 B/s; bi counts both "
                "directions); rate: thousand messages/s\n");
@@ -562,19 +631,20 @@ int main(int argc, char **argv)
         if (runs_at(T_UNI, size)) {
             int n = scaled_iters(opt.bw_iters, size, win);
             msgs[T_UNI] = win;
-            st[T_UNI] = finish_stats(T_UNI, size, win, n,
-                                     run_uni(sbuf, rbufs, size, win, n, req, sts));
+            double t = run_uni(sbuf, rbufs, size, win, n, req, sts);
+            st[T_UNI] = finish_stats(T_UNI, size, win, n, combine_pairs(n, t));
         }
         if (runs_at(T_BI, size)) {
             int n = scaled_iters(opt.bw_iters, size, 2 * win);
             msgs[T_BI] = win;
-            st[T_BI] = finish_stats(T_BI, size, win, n, run_bi(sbuf, rbufs, size, win, n, req, sts));
+            double t = run_bi(sbuf, rbufs, size, win, n, req, sts);
+            st[T_BI] = finish_stats(T_BI, size, win, n, combine_pairs(n, t));
         }
         if (runs_at(T_RATE, size)) {
             int n = scaled_iters(opt.rate_iters, size, opt.rate_window);
             msgs[T_RATE] = opt.rate_window;
-            st[T_RATE] = finish_stats(T_RATE, size, opt.rate_window, n,
-                                      run_uni(sbuf, rbufs, size, opt.rate_window, n, req, sts));
+            double t = run_uni(sbuf, rbufs, size, opt.rate_window, n, req, sts);
+            st[T_RATE] = finish_stats(T_RATE, size, opt.rate_window, n, combine_pairs(n, t));
         }
 
         unsigned long long mine[4] = {n_checked, n_full, full_bytes, n_errors}, sum[4];
@@ -609,6 +679,8 @@ int main(int argc, char **argv)
     free(req);
     free(sts);
     free(sbuf);
+    if (MPI_COMM_NULL != senders)
+        MPI_Comm_free(&senders);
     MPI_Finalize();
     return rc;
 }

@@ -33,7 +33,10 @@ mpi_problem() {
 		echo "exit status ${st:-missing}: $(grep -v -e '^[[:space:]]*$' -e '^---' "$1.err" 2>/dev/null | head -n 2 | tr '\n' ' ')"
 		return
 	fi
-	grep -q '^# verification: .* 0 errors: PASSED$' "$1.csv" || { echo "verification did not pass"; return; }
+	# (one line per openib_bench run in the CSV: the pair's sweep, the pairs' rate)
+	grep -q '^# verification: .* 0 errors: PASSED$' "$1.csv" &&
+		! grep '^# verification: ' "$1.csv" | grep -qv ' 0 errors: PASSED$' ||
+		{ echo "verification did not pass"; return; }
 	read -r h0 h1 < <(sed -n 's/^# openib_bench [0-9.]*: rank 0 on \(.*\), rank 1 on \(.*\)$/\1 \2/p' "$1.csv")
 	[ -n "$h1" ] || { echo "no line saying where the ranks ran"; return; }
 	[ "$mode" != cross ] || [ "$h0" != "$h1" ] || echo "both ranks ran on $h0, not on two nodes"
@@ -76,10 +79,12 @@ awk -v out="$DIR" -f "$HERE/aggregate.awk" /dev/null "${GOOD[@]}"
 # The table: rows (metric, size, test, perftest source) and columns.
 ROWS="lat8|8 B latency (us)|8|lat|ib_send_lat
 lat4k|4 KiB latency (us)|4096|lat|ib_send_lat
+lat64k|64 KiB latency (us)|65536|lat|ib_send_lat
 lat1m|1 MiB latency (us)|1048576|lat|ib_send_lat
 uni1m|1 MiB uni bandwidth (MiB/s)|1048576|uni|ib_write_bw
 bi1m|1 MiB bi bandwidth (MiB/s)|1048576|bi|ib_write_bw -b
-rate8|8 B message rate (k msg/s)|8|rate|ib_send_bw"
+rate8|8 B message rate (k msg/s)|8|rate|ib_send_bw
+rate8x4|8 B rate, 4 pairs (k msg/s)|8|ratex4|"
 cols=""
 na=""
 for c in raw openib_oob openib_rdma_cm ucx tcp; do
@@ -138,6 +143,7 @@ done
 				nm = nraw = "-"
 				for (i = 1; i <= nc; i++) {
 					c = C[i]
+					if (c == "raw" && f[5] == "") { printf " %-22s", "-"; continue }
 					printf " %-22s", cell(c, k)
 					if ((c, k) in M) {
 						if (c == "raw") nraw = N[c, k]; else nm = N[c, k]
@@ -168,6 +174,18 @@ done
 				printf "\n"
 			}
 		}' "$DIR/curves.csv" "$DIR/ratios.csv"
+	# Every size of the sweep against UCX (ratios.csv): where openib is more
+	# than 5% behind (latency above 1.05x, bandwidth below 0.95x).
+	awk -F, 'NR > 1 && $3 ~ /^openib_.*\/ucx$/ && ($2 == "lat" || $2 == "uni") {
+			c = $3; sub(/\/ucx$/, "", c); seen[c] = 1
+			if (($2 == "lat" && $4 > 1.05) || ($2 == "uni" && $4 < 0.95))
+				behind[c] = behind[c] sprintf(" %s %s (%.2f)", $2, $1, $4)
+		}
+		END {
+			for (c in seen)
+				printf "%s against UCX, every size of the sweep: %s\n", c,
+					c in behind ? "more than 5% behind at" behind[c] : "never more than 5% behind"
+		}' "$DIR/ratios.csv" | sort
 	# Where the MPI figures came from: hosts and rxe packets of round 1.
 	for c in openib_oob openib_rdma_cm ucx tcp; do
 		b=$DIR/mpi_$c.r1

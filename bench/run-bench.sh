@@ -22,7 +22,7 @@
 # Environment:
 #   OPENIB_BUILDDIR    where our component was built
 #                      ($OPENIB_BUILDDIR/.libs/mca_btl_openib.so)
-#   OPENIB_BENCH_ROUNDS  rounds of every measurement (default 3; --quick: 1)
+#   OPENIB_BENCH_ROUNDS  rounds of every measurement (default 5; --quick: 1)
 #   OPENIB_BENCH_QUICK=1 the same as --quick
 #   OPENIB_BENCH_ARGS  extra options for openib_bench (see openib_bench -h)
 #   OPENIB_GUEST_OPTS  extra options for openib-guest (e.g. "--mtu 4200")
@@ -128,7 +128,7 @@ OUT=$(cd "$OUT" && pwd -P)
 if [ "$QUICK" = 1 ]; then
 	: "${OPENIB_BENCH_ROUNDS:=1}" "${OPENIB_BENCH_STEP_TIMEOUT:=600}"
 else
-	: "${OPENIB_BENCH_ROUNDS:=3}" "${OPENIB_BENCH_STEP_TIMEOUT:=1800}"
+	: "${OPENIB_BENCH_ROUNDS:=5}" "${OPENIB_BENCH_STEP_TIMEOUT:=1800}"
 fi
 export OPENIB_BENCH_ROUNDS OPENIB_BENCH_STEP_TIMEOUT OPENIB_BENCH_QUICK=$QUICK OPENIB_BENCH_ONLY=$ONLY
 export OPENIB_BENCH_CONN_ONLY=$CONN_ONLY
