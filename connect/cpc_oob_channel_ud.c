@@ -495,6 +495,14 @@ void oob_chan_unlisten_ud(int uid)
     while (oob_ch.u[uid].ops &&
            ETIMEDOUT != pthread_cond_timedwait(&oob_ch.gone, &oob_ch.lock, &until)) {
     }
+    if (oob_ch.u[uid].ops) {
+        /* A thread starved that long: the port goes now, under the lock,
+         * before the BTL frees the PD and closes the device beneath its
+         * QP. The thread looks the port up under the lock before it
+         * touches it again, so a poll still running on the old descriptor
+         * finds nothing to serve. */
+        oob_ud_port_gone(uid);
+    }
     pthread_mutex_unlock(&oob_ch.lock);
 }
 
