@@ -34,8 +34,9 @@
  * errors are counted and printed; any error makes the exit status 1.
  *
  * Pairs: with 2N ranks, ranks 0..N-1 each pair with rank i+N and all pairs
- * run at once (osu_mbw_mr-style, for uni, bi and rate only): a sample is
- * the sum of the pairs' figures at that iteration.
+ * run at once (osu_mbw_mr-style, for uni, bi and rate only), each window
+ * started together: a sample is what all pairs moved in the slowest
+ * pair's time.
  *
  * Output: a table, or CSV with --csv (one row per size and test; lines
  * starting with '#' are comments: the hosts of the two ranks, the sample
@@ -201,11 +202,56 @@ static double metric(int test, size_t size, int msgs, double t)
     }
 }
 
+/* Several pairs: every window starts on a barrier of all ranks (outside
+ * the timed interval: pair_barrier), so the pairs' i-th windows run at the
+ * same time; together they moved `pairs` windows in the slowest pair's
+ * time. Rank 0 takes the senders' window times and makes each sample that
+ * time divided by the pairs, so its figure is the pairs' sum (the same as
+ * osu_mbw_mr's, window by window). Returns the total time the same way:
+ * the sum of the combined samples. */
+static double combine_pairs(int n, double total)
+{
+    double *all = NULL, sum = 0;
+
+    if (pairs == 1 || me >= pairs) {
+        return total;
+    }
+    if (me == 0) {
+        all = malloc(sizeof(double) * (size_t) n * (size_t) pairs);
+    }
+    MPI_Gather(itime, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, senders);
+    if (me != 0) {
+        return total;
+    }
+    for (int i = 0; i < n; i++) {
+        double slowest = 0;
+        for (int p = 0; p < pairs; p++)
+            if (all[(size_t) p * (size_t) n + (size_t) i] > slowest)
+                slowest = all[(size_t) p * (size_t) n + (size_t) i];
+        itime[i] = slowest / pairs;
+        sum += itime[i];
+    }
+    free(all);
+    return sum;
+}
+
+/* With several pairs, before each window: all ranks at once (see
+ * combine_pairs). One pair needs no barrier: its ack orders the windows. */
+static void pair_barrier(void)
+{
+    if (pairs > 1)
+        MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* Turn the n iteration times in itime into statistics of the test's figure
- * (converted in place: itime is rewritten). */
+ * (converted in place: itime is rewritten). Every rank calls it (with
+ * several pairs it gathers the senders' samples first); rank 0's figures
+ * are the ones printed. */
 static struct stats finish_stats(int test, size_t size, int msgs, int n, double total)
 {
     struct stats s = {.n = n};
+
+    total = combine_pairs(n, total);
     for (int i = 0; i < n; i++)
         itime[i] = metric(test, size, msgs, itime[i]);
     qsort(itime, (size_t) n, sizeof(double), cmp_double);
@@ -230,39 +276,6 @@ static int scaled_iters(int base, size_t size, int per_iter_msgs)
     if (cap < (size_t) n)
         n = (int) cap;
     return n < floor ? floor : n;
-}
-
-/* Several pairs: rank 0 takes the other senders' iteration times; a
- * sample becomes the time in which all pairs together would have moved
- * what one pair moved (1 / sum of 1/t), so its figure is the pairs' sum.
- * Returns the total time combined the same way. */
-static double combine_pairs(int n, double total)
-{
-    double *all = NULL, tot_inv = 0, *totals = NULL;
-
-    if (pairs == 1 || me >= pairs) {
-        return total;
-    }
-    if (me == 0) {
-        all = malloc(sizeof(double) * (size_t) n * (size_t) pairs);
-        totals = malloc(sizeof(double) * (size_t) pairs);
-    }
-    MPI_Gather(itime, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, senders);
-    MPI_Gather(&total, 1, MPI_DOUBLE, totals, 1, MPI_DOUBLE, 0, senders);
-    if (me != 0) {
-        return total;
-    }
-    for (int i = 0; i < n; i++) {
-        double inv = 0;
-        for (int p = 0; p < pairs; p++)
-            inv += 1.0 / all[(size_t) p * (size_t) n + (size_t) i];
-        itime[i] = 1.0 / inv;
-    }
-    for (int p = 0; p < pairs; p++)
-        tot_inv += 1.0 / totals[p];
-    free(all);
-    free(totals);
-    return 1.0 / tot_inv;
 }
 
 /* Ping-pong; returns the total time of the timed iterations. Never
@@ -304,6 +317,7 @@ static double run_uni(unsigned char *sbuf, unsigned char **rbufs, size_t size, i
     MPI_Barrier(MPI_COMM_WORLD);
     for (int it = -opt.warmup; it < iters; it++) {
         int vi = it;
+        pair_barrier();
         if (it == 0)
             t0 = MPI_Wtime();
         ti = MPI_Wtime();
@@ -338,6 +352,7 @@ static double run_bi(unsigned char *sbuf, unsigned char **rbufs, size_t size, in
     MPI_Barrier(MPI_COMM_WORLD);
     for (int it = -opt.warmup; it < iters; it++) {
         int vi = it;
+        pair_barrier();
         if (it == 0)
             t0 = MPI_Wtime();
         ti = MPI_Wtime();
@@ -422,7 +437,7 @@ static int parse_test_sizes(const char *s)
 static void usage(void)
 {
     printf("usage: openib_bench [options]   (run with 2 MPI ranks, or 2N for N pairs: uni, bi,\n"
-           "                                  rate only; a sample sums the pairs)\n"
+           "                                  rate only; each window starts together)\n"
            "  -t, --tests LIST        lat,uni,bi,rate or all (default all)\n"
            "  -m, --min-size N        smallest size (default 0)\n"
            "  -M, --max-size N        largest size (default 1M); sizes are 0 and powers of 2\n"
@@ -463,8 +478,9 @@ static void print_hosts(int np)
         printf("# openib_bench %s: rank 0 on %s, rank %d on %s\n", BENCH_VERSION, all[0], pairs,
                all[pairs]);
         if (pairs > 1)
-            printf("# pairs: %d (ranks 0-%d send to ranks %d-%d, all at once; a sample is the "
-                   "pairs' sum)\n", pairs, pairs - 1, pairs, np - 1);
+            printf("# pairs: %d (ranks 0-%d send to ranks %d-%d, each window started together; "
+                   "a sample is what all pairs moved in the slowest pair's time)\n",
+                   pairs, pairs - 1, pairs, np - 1);
     }
     free(all);
 }
@@ -631,20 +647,19 @@ int main(int argc, char **argv)
         if (runs_at(T_UNI, size)) {
             int n = scaled_iters(opt.bw_iters, size, win);
             msgs[T_UNI] = win;
-            double t = run_uni(sbuf, rbufs, size, win, n, req, sts);
-            st[T_UNI] = finish_stats(T_UNI, size, win, n, combine_pairs(n, t));
+            st[T_UNI] = finish_stats(T_UNI, size, win, n,
+                                     run_uni(sbuf, rbufs, size, win, n, req, sts));
         }
         if (runs_at(T_BI, size)) {
             int n = scaled_iters(opt.bw_iters, size, 2 * win);
             msgs[T_BI] = win;
-            double t = run_bi(sbuf, rbufs, size, win, n, req, sts);
-            st[T_BI] = finish_stats(T_BI, size, win, n, combine_pairs(n, t));
+            st[T_BI] = finish_stats(T_BI, size, win, n, run_bi(sbuf, rbufs, size, win, n, req, sts));
         }
         if (runs_at(T_RATE, size)) {
             int n = scaled_iters(opt.rate_iters, size, opt.rate_window);
             msgs[T_RATE] = opt.rate_window;
-            double t = run_uni(sbuf, rbufs, size, opt.rate_window, n, req, sts);
-            st[T_RATE] = finish_stats(T_RATE, size, opt.rate_window, n, combine_pairs(n, t));
+            st[T_RATE] = finish_stats(T_RATE, size, opt.rate_window, n,
+                                      run_uni(sbuf, rbufs, size, opt.rate_window, n, req, sts));
         }
 
         unsigned long long mine[4] = {n_checked, n_full, full_bytes, n_errors}, sum[4];
