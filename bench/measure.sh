@@ -84,13 +84,19 @@ echo "$PROG: $MODE node: $where; $rounds round(s); results in $RES"
 # openib_bench: the sweep (lat, uni: 0 B..16 MiB, 10 samples a size above
 # 1 MiB) with bi at 1 MiB and the message rate at 8 B, the table's other
 # rows.  Quick: few samples, up to 1 MiB.
-BENCH_ARGS=(--csv -M 16M --big-samples 10 -S bi=1M:1M -S rate=8:8)
-[ "$quick" = 1 ] && BENCH_ARGS=(--csv -S bi=1M:1M -S rate=8:8 -n 5 -i 20 -b 10 -r 10 -B 4M)
+BENCH_ARGS=(--csv -S bi=1M:1M -S rate=8:8)
+if [ "$quick" = 1 ]; then
+	BENCH_ARGS+=(-n 5 -i 20 -b 10 -r 10 -B 4M)
+else
+	BENCH_ARGS+=(-M 16M --big-samples 10)
+fi
 # ...and the 8 B message rate of 4 pairs at once (osu_mbw_mr-style: ranks
 # 0-3 each send to rank i+4; across nodes ranks 0-3 on node1, 4-7 on node2)
 PAIRS=4
 PAIR_ARGS=(--csv --tests rate -m 8 -M 8)
 [ "$quick" = 1 ] && PAIR_ARGS+=(-n 5 -r 10)
+MPIRUN_PAIRS=(mpirun --allow-run-as-root --oversubscribe -np $((2 * PAIRS)))
+[ "$MODE" = cross ] && MPIRUN_PAIRS+=(--host "${BED_NODES[0]}:$PAIRS,${BED_NODES[1]}:$PAIRS")
 # perftest sizes (every 8x, and 1 MiB; quick: the table's) and iterations:
 # ib_send_lat's -H lists every sample, so these are samples; ib_write_bw
 # reports one average.
@@ -184,7 +190,7 @@ traffic() {
 # then PAIRS pairs' message rate, its rows ("ratex4") and verification
 # appended to the same CSV
 mpi() {
-	local name=mpi_$1.r$ROUND c t0 t1 hosts=()
+	local name=mpi_$1.r$ROUND c t0 t1
 	shift
 	read -r -a t0 <<<"$(traffic)"
 	# shellcheck disable=SC2086
@@ -192,10 +198,8 @@ mpi() {
 		${OPENIB_BENCH_ARGS:-} >"$RES/$name.csv" 2>"$RES/$name.err"
 	c=$?
 	if [ "$c" = 0 ]; then
-		[ "$MODE" = cross ] && hosts=(--host "${BED_NODES[0]}:$PAIRS,${BED_NODES[1]}:$PAIRS")
-		timeout -k 10 "$step_to" mpirun --allow-run-as-root --oversubscribe -np $((2 * PAIRS)) \
-			"${hosts[@]}" "$@" "$OPENIB_BENCH_BIN" "${PAIR_ARGS[@]}" >"$RES/$name.pairs" \
-			2>>"$RES/$name.err"
+		timeout -k 10 "$step_to" "${MPIRUN_PAIRS[@]}" "$@" "$OPENIB_BENCH_BIN" "${PAIR_ARGS[@]}" \
+			>"$RES/$name.pairs" 2>>"$RES/$name.err"
 		c=$?
 		grep -E '^(# verification|[0-9])' "$RES/$name.pairs" >>"$RES/$name.csv"
 	fi

@@ -33,10 +33,14 @@ mpi_problem() {
 		echo "exit status ${st:-missing}: $(grep -v -e '^[[:space:]]*$' -e '^---' "$1.err" 2>/dev/null | head -n 2 | tr '\n' ' ')"
 		return
 	fi
-	# (one line per openib_bench run in the CSV: the pair's sweep, the pairs' rate)
-	grep -q '^# verification: .* 0 errors: PASSED$' "$1.csv" &&
-		! grep '^# verification: ' "$1.csv" | grep -qv ' 0 errors: PASSED$' ||
-		{ echo "verification did not pass"; return; }
+	# one line per openib_bench run in the CSV (the pair's sweep, the pairs'
+	# rate): there is one, and every one passed
+	local v
+	v=$(grep '^# verification: ' "$1.csv")
+	if [ -z "$v" ] || grep -qv ' 0 errors: PASSED$' <<<"$v"; then
+		echo "verification did not pass"
+		return
+	fi
 	read -r h0 h1 < <(sed -n 's/^# openib_bench [0-9.]*: rank 0 on \(.*\), rank 1 on \(.*\)$/\1 \2/p' "$1.csv")
 	[ -n "$h1" ] || { echo "no line saying where the ranks ran"; return; }
 	[ "$mode" != cross ] || [ "$h0" != "$h1" ] || echo "both ranks ran on $h0, not on two nodes"
