@@ -91,12 +91,15 @@ else
 	BENCH_ARGS+=(-M 16M --big-samples 10)
 fi
 # ...and the 8 B message rate of 4 pairs at once (osu_mbw_mr-style: ranks
-# 0-3 each send to rank i+4; across nodes ranks 0-3 on node1, 4-7 on node2)
+# 0-3 each send to rank i+4), on one guest only. Across the bed (ranks 0-3
+# on node1, 4-7 on node2) node2's guest once stopped answering altogether
+# (ssh timed out, ORTE lost its daemon) during UCX's 4 pairs: 4 spinning
+# ranks on a 1-vCPU guest; until that is understood the bed does not run it.
 PAIRS=4
+[ "$MODE" = cross ] && PAIRS=0
 PAIR_ARGS=(--csv --tests rate -m 8 -M 8)
 [ "$quick" = 1 ] && PAIR_ARGS+=(-n 5 -r 10)
 MPIRUN_PAIRS=(mpirun --allow-run-as-root --oversubscribe -np $((2 * PAIRS)))
-[ "$MODE" = cross ] && MPIRUN_PAIRS+=(--host "${BED_NODES[0]}:$PAIRS,${BED_NODES[1]}:$PAIRS")
 # perftest sizes (every 8x, and 1 MiB; quick: the table's) and iterations:
 # ib_send_lat's -H lists every sample, so these are samples; ib_write_bw
 # reports one average.
@@ -197,7 +200,7 @@ mpi() {
 	timeout -k 10 "$step_to" "${MPIRUN_BENCH[@]}" "$@" "$OPENIB_BENCH_BIN" "${BENCH_ARGS[@]}" \
 		${OPENIB_BENCH_ARGS:-} >"$RES/$name.csv" 2>"$RES/$name.err"
 	c=$?
-	if [ "$c" = 0 ]; then
+	if [ "$c" = 0 ] && [ "$PAIRS" -gt 0 ]; then
 		timeout -k 10 "$step_to" "${MPIRUN_PAIRS[@]}" "$@" "$OPENIB_BENCH_BIN" "${PAIR_ARGS[@]}" \
 			>"$RES/$name.pairs" 2>>"$RES/$name.err"
 		c=$?

@@ -119,6 +119,12 @@ done
 			if (RD[c, k] < 2) return num(M[c, k])
 			return num(M[c, k]) " (" num(LO[c, k]) "-" num(HI[c, k]) ")"
 		}
+		# a row no configuration measured in this mode (the quick job runs
+		# no pairs across the bed): left out, not shown as failed
+		function measured(k,  i) {
+			for (i = 1; i <= nc; i++) if ((C[i], k) in M) return 1
+			return 0
+		}
 		function rcell(p, k) {
 			if (!((p, k) in R)) return "-"
 			if (RN[p, k] < 2) return sprintf("%.2f", R[p, k])
@@ -143,6 +149,7 @@ done
 			for (r = 1; r <= nr; r++) {
 				split(RW[r], f, "|")
 				k = f[3] SUBSEP f[4]
+				if (!measured(k)) continue
 				printf "%-28s", f[2]
 				nm = nraw = "-"
 				for (i = 1; i <= nc; i++) {
@@ -172,6 +179,7 @@ done
 			printf "\n"
 			for (r = 1; r <= nr; r++) {
 				split(RW[r], f, "|")
+				if (!measured(f[3] SUBSEP f[4])) continue
 				sub(/ \(.*\)$/, "", f[2])
 				printf "%-28s", f[2]
 				for (i = 1; i <= np; i++) printf " %-26s", rcell(P[i], f[3] SUBSEP f[4])
