@@ -9,8 +9,32 @@
 
 /* Vendor ids as the drivers report them. */
 #define VENDOR_SIW 0x626d74 /* "bmt": the Linux Soft-iWARP driver */
+#define VENDOR_RXE 0xffffff /* the Linux Soft-RoCE driver (RXE_VENDOR_ID) */
+/* sizeof(struct rxe_send_wqe), <rdma/rdma_user_rxe.h>: the kernel ABI's
+ * header of every rxe send queue slot */
+#define RXE_SEND_WQE_BYTES 208
 
 static const struct openib_device_defaults table[] = {
+    {
+        .kind = "Soft-RoCE (rxe)",
+        .vendor_id = VENDOR_RXE,
+        .vendor_part_id = OPENIB_DEVICE_ANY,
+        .transport = IBV_TRANSPORT_IB,
+        /* rxe's send queue slot is its 208-byte WQE header plus the inline
+         * room, rounded up to a power of two: 128 inline bytes make a 512-byte
+         * slot, 48 a 256-byte one, which halves every peer's send queue
+         * (64 KiB to 32 KiB at 127 WRs). 48 bytes still carry ob1's match
+         * header, ours and a 16-byte payload; a larger one goes from its
+         * registered fragment, which rxe copies in software either way. */
+        .why = "rxe pads each send-queue slot (a 208-byte header plus the inline room) "
+               "to a power of two; 48 inline bytes keep it at 256",
+        .cq_size = 0,
+        .eager_rdma_num = -1,
+        .read_sink_remote_write = -1,
+        .per_peer_queues = -1,
+        .max_inline_data = 48,
+        .sq_slot_header = RXE_SEND_WQE_BYTES,
+    },
     {
         .kind = "Soft-iWARP (siw)",
         .vendor_id = VENDOR_SIW,
@@ -31,6 +55,7 @@ static const struct openib_device_defaults table[] = {
         .eager_rdma_num = -1,
         .read_sink_remote_write = -1,
         .per_peer_queues = -1,
+        .max_inline_data = -1,
     },
     {
         .kind = "iWARP",
@@ -58,6 +83,7 @@ static const struct openib_device_defaults table[] = {
          * flight ended siw connections), so the default queues are the
          * per-peer ones, whose credits keep every send to a posted buffer. */
         .per_peer_queues = 1,
+        .max_inline_data = -1,
     },
 };
 
@@ -69,7 +95,7 @@ bool openib_device_defaults_find(uint32_t vendor_id, uint32_t vendor_part_id, in
 
     *out = (struct openib_device_choice) {
         .cq_size = 0, .eager_rdma_num = -1, .read_sink_remote_write = -1,
-        .per_peer_queues = -1,
+        .per_peer_queues = -1, .max_inline_data = -1,
     };
     for (i = 0; i < sizeof(table) / sizeof(table[0]); ++i) {
         const struct openib_device_defaults *d = &table[i];
@@ -93,6 +119,13 @@ bool openib_device_defaults_find(uint32_t vendor_id, uint32_t vendor_part_id, in
         }
         if (out->per_peer_queues < 0) {
             out->per_peer_queues = d->per_peer_queues;
+        }
+        if (out->max_inline_data < 0 && d->max_inline_data >= 0) {
+            out->max_inline_data = d->max_inline_data;
+            out->inline_from = d;
+        }
+        if (0 == out->sq_slot_header) {
+            out->sq_slot_header = d->sq_slot_header;
         }
     }
     return any;

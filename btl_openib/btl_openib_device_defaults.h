@@ -33,6 +33,15 @@ struct openib_device_defaults {
                                    sink of an RDMA read must be; -1: unset (no) */
     int per_peer_queues;     /* 1: the default receive queues are per-peer ones (flow
                                 controlled by credits), not shared; -1: unset (no) */
+    int max_inline_data;     /* inline bytes when btl_openib_max_inline_data is -1;
+                                -1: unset (the BTL's own default) */
+    int sq_slot_header;      /* > 0: the provider's send queue is a ring of
+                                max_send_wr + 1 slots (one kept empty) rounded up
+                                to a power of two, each slot this many bytes of
+                                header plus the larger of the SGEs and the inline
+                                room, rounded up to a power of two, plus a page of
+                                indices (btl_openib_peer_cost.c); 0: unset (an
+                                HCA's layout) */
 };
 
 /* What the table says about a device: every entry that matches counts,
@@ -46,6 +55,9 @@ struct openib_device_choice {
     const struct openib_device_defaults *eager_from;
     int read_sink_remote_write;        /* -1: unset */
     int per_peer_queues;               /* -1: unset */
+    int max_inline_data;               /* -1: unset */
+    const struct openib_device_defaults *inline_from;
+    int sq_slot_header;                /* 0: unset */
 };
 bool openib_device_defaults_find(uint32_t vendor_id, uint32_t vendor_part_id, int transport,
                                  struct openib_device_choice *out);

@@ -160,7 +160,7 @@ static int create_qps(mca_btl_openib_endpoint_t *ep)
             return OPAL_ERR_OUT_OF_RESOURCE;
         }
         qp->sd_wqe = (int32_t) ia.cap.max_send_wr; /* see openib_qp_data_room */
-        qp->sq_bytes = (uint32_t) openib_send_queue_bytes(&ia.cap);
+        qp->sq_bytes = (uint32_t) openib_send_queue_bytes(&ia.cap, m->dev->defaults.sq_slot_header);
         opal_hash_table_set_value_uint32(&m->qp_map, qp->qp->qp_num, ep);
     }
     ep->num_qps = rq->num;

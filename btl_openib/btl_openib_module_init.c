@@ -109,16 +109,26 @@ static int query_cpcs(mca_btl_openib_module_t *m)
  * a registered fragment by the NIC's DMA at little extra cost. */
 #define OPENIB_DEFAULT_INLINE 128
 
-/* The largest inline size the device accepts for `want` (or for
- * OPENIB_DEFAULT_INLINE when max_inline_data is -1), found with probe QPs
+/* The largest inline size the device accepts for `want` (or, when
+ * max_inline_data is -1, for the device table's size or
+ * OPENIB_DEFAULT_INLINE), found with probe QPs
  * since verbs has no query for it: halving until one is created, then a
  * binary search between the last size refused and the first accepted, so an
  * error can name the limit. */
 static uint32_t probe_max_inline(mca_btl_openib_module_t *m)
 {
-    uint32_t want = openib_params.max_inline_data < 0 ? OPENIB_DEFAULT_INLINE
-                                                      : (uint32_t) openib_params.max_inline_data;
-    uint32_t refused = 0, got = 0, lo, hi;
+    const struct openib_device_choice *c = &m->dev->defaults;
+    uint32_t want = (uint32_t) openib_params.max_inline_data, refused = 0, got = 0, lo, hi;
+
+    if (openib_params.max_inline_data < 0) {
+        want = OPENIB_DEFAULT_INLINE;
+        if (c->max_inline_data >= 0) {
+            want = (uint32_t) c->max_inline_data;
+            OPENIB_VERBOSE(10, "%s:%d: %s: %u inline bytes from the device table (%s); setting "
+                           "btl_openib_max_inline_data overrides it", m->dev->name, m->port_num,
+                           c->inline_from->kind, want, c->inline_from->why);
+        }
+    }
 
     for (;;) {
         struct ibv_qp_init_attr ia = {

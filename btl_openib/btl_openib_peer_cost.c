@@ -13,16 +13,24 @@
 #define WQE_CTRL_ADDR 32u   /* control segment + remote address segment */
 #define WQE_SGE 16u
 #define RECV_WQE_SGE 16u
+#define RING_INDEX_PAGE 4096u /* a slot ring's producer and consumer indices */
 /* An entry in the module's QP-number table and in its process table:
  * the hash element and the table's spare capacity for it. */
 #define TABLE_ENTRY_BYTES 64u
 
-uint64_t openib_send_queue_bytes(const struct ibv_qp_cap *cap)
+uint64_t openib_send_queue_bytes(const struct ibv_qp_cap *cap, int slot_header)
 {
     uint64_t data = (uint64_t) cap->max_send_sge * WQE_SGE;
-    uint64_t in = ((uint64_t) cap->max_inline_data + 4 + 15) & ~15ull; /* 4-byte inline header */
-    uint64_t wqe = WQE_CTRL_ADDR + (in > data ? in : data);
+    uint64_t in, wqe;
 
+    if (slot_header > 0) {
+        in = cap->max_inline_data;
+        wqe = (uint64_t) opal_next_poweroftwo_inclusive(slot_header + (int) (in > data ? in : data));
+        return wqe * (uint64_t) opal_next_poweroftwo_inclusive((int) cap->max_send_wr + 1) +
+               RING_INDEX_PAGE;
+    }
+    in = ((uint64_t) cap->max_inline_data + 4 + 15) & ~15ull; /* 4-byte inline header */
+    wqe = WQE_CTRL_ADDR + (in > data ? in : data);
     wqe = (wqe + WQE_BLOCK - 1) / WQE_BLOCK * WQE_BLOCK;
     return (uint64_t) opal_next_poweroftwo_inclusive((int) ((uint64_t) cap->max_send_wr * wqe));
 }

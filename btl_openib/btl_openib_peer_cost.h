@@ -19,11 +19,16 @@ struct openib_peer_cost {
 };
 
 /* Host bytes of an RC send queue with these granted capacities. The
- * provider allocates it and verbs does not say how much; this is the
- * layout HCAs use (mlx5: 64-byte blocks of a control and an address
- * segment, then the SGEs or the inline data; the queue rounded to a power
- * of two), which the software devices do not exceed. */
-uint64_t openib_send_queue_bytes(const struct ibv_qp_cap *cap);
+ * provider allocates it and verbs does not say how much, so this follows
+ * the provider's layout: by default the one HCAs use (mlx5: 64-byte blocks
+ * of a control and an address segment, then the SGEs or the inline data;
+ * the queue rounded to a power of two); with slot_header > 0 a ring of
+ * max_send_wr + 1 slots, each slot_header bytes plus the SGEs or the
+ * inline data, both rounded to powers of two, plus a page of indices
+ * (rxe; the device table gives the header: btl_openib_device_defaults.c).
+ * The test that checks the count also measures the process's resident
+ * pages (bench/conn_setup.c), which on rxe include these queues. */
+uint64_t openib_send_queue_bytes(const struct ibv_qp_cap *cap, int slot_header);
 
 void openib_peer_cost(const mca_btl_openib_endpoint_t *ep, struct openib_peer_cost *out);
 

@@ -31,11 +31,14 @@ struct openib_params openib_params = {
     .ib_rnr_retry = 7,
     .ib_service_level = 0,
     .traffic_class = 0,
-    /* Per QP, so per peer: 128 WRs of up to 128 inline bytes is about
+    /* Per QP, so per peer: 127 WRs of up to 128 inline bytes is about
      * 32 KiB of send queue as HCAs lay it out (64-byte blocks), 256 WRs of
-     * 512 would be 160 KiB. 128 in flight still covers a 64-message window
-     * (osu_bw) with room for ring and credit writes. */
-    .max_send_wr = 128,
+     * 512 would be 160 KiB. 127 in flight still covers a 64-message window
+     * (osu_bw) with room for ring and credit writes. 127, not 128: a
+     * provider whose ring keeps one slot empty to tell full from empty
+     * rounds max_send_wr + 1 up to a power of two (rxe), so 128 would
+     * double its queue; 127 fills the same power of two everywhere. */
+    .max_send_wr = 127,
     .free_list_num = 64,
     .free_list_max = -1,
     .free_list_inc = 64,

@@ -1,11 +1,15 @@
 /* The device table: siw (by vendor id and transport) gets a CQ big enough
  * to hold page 144 of its mmap keys and, like every iWARP device, no
  * eager-RDMA rings and remotely writable registrations (RDMA read sinks); an entry's values merge with the general iWARP entry's;
- * InfiniBand/RoCE devices (rxe, a ConnectX) keep the parameters' defaults. */
+ * rxe gets a smaller inline size and its send-queue layout; an
+ * InfiniBand/RoCE HCA (a ConnectX) keeps the parameters' defaults. */
 #include <stddef.h>
 #include <string.h>
 
 #include <infiniband/verbs.h>
+#if __has_include(<rdma/rdma_user_rxe.h>)
+#include <rdma/rdma_user_rxe.h>
+#endif
 
 #include "btl_openib/btl_openib_device_defaults.h"
 #include "tests/unit/unit.h"
@@ -48,10 +52,24 @@ int main(void)
     CHECK(c.cq_size == 0);
     CHECK(c.eager_rdma_num == -1);
     CHECK(c.per_peer_queues == -1);
-    /* Soft-RoCE and a ConnectX keep the parameters' own defaults */
-    CHECK(!openib_device_defaults_find(RXE_VENDOR, 0, IBV_TRANSPORT_IB, &c));
+    /* Soft-RoCE: inline room that keeps its send-queue slot at 256 bytes
+     * (the 208-byte kernel header plus 48), and that header for the
+     * per-peer count; nothing else */
+    CHECK(openib_device_defaults_find(RXE_VENDOR, 0, IBV_TRANSPORT_IB, &c));
+    CHECK(c.max_inline_data == 48);
+    CHECK(NULL != c.inline_from && NULL != strstr(c.inline_from->kind, "rxe"));
+#if __has_include(<rdma/rdma_user_rxe.h>)
+    CHECK(c.sq_slot_header == (int) sizeof(struct rxe_send_wqe));
+#else
+    CHECK(c.sq_slot_header == 208);
+#endif
+    CHECK(c.sq_slot_header + c.max_inline_data <= 256);
+    CHECK(c.cq_size == 0 && c.eager_rdma_num == -1 && c.per_peer_queues == -1);
+    CHECK(c.read_sink_remote_write == -1);
+    /* a ConnectX keeps the parameters' own defaults */
     CHECK(!openib_device_defaults_find(MLX_VENDOR, 4123, IBV_TRANSPORT_IB, &c));
     CHECK(c.eager_rdma_num == -1);
     CHECK(c.read_sink_remote_write == -1);
+    CHECK(c.max_inline_data == -1 && c.sq_slot_header == 0);
     return unit_finish("test_device_defaults");
 }
