@@ -71,6 +71,9 @@ int openib_cpc_add_builtins(void) CPC_HIDDEN;
 
 /* cpc_params.c */
 int openib_cpc_register_priority(struct cpc_entry *e) CPC_HIDDEN;
+/* A CPC's own integer parameter btl_openib_NAME (read-only, level 5),
+ * stored in *storage, which holds its default. */
+void openib_cpc_register_int(const char *name, const char *help, int *storage) CPC_HIDDEN;
 /* btl_openib_cpc_plugins, loaded once by openib_connect_init (cpc_params.c). */
 void openib_cpc_load_mca_plugins(void) CPC_HIDDEN;
 int openib_cpc_names_list(char *buf, size_t len) CPC_HIDDEN;

@@ -64,7 +64,6 @@
 #include <infiniband/verbs.h>
 
 #include "opal/constants.h"
-#include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/pmix/pmix.h"
 
 #include "connect/cpc_auth.h"
@@ -1039,21 +1038,19 @@ static void oob_register(const struct openib_cpc_component *self)
 {
     (void) self;
     oob_params_register(); /* the side channel's, shared with xoob */
-    (void) mca_base_var_register("opal", "btl", "openib", "connect_oob_timeout",
-                                 "Seconds of silence after which the oob CPC gives up on a "
-                                 "handshake: no answer at all from the peer, not even from its "
-                                 "side-channel thread, which answers keepalives while the peer "
-                                 "computes outside MPI. A busy peer is waited for however long "
-                                 "it takes; a peer whose process exited fails at once "
-                                 "(connection refused)",
-                                 MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-                                 MCA_BASE_VAR_SCOPE_READONLY, &oob_timeout_s);
-    (void) mca_base_var_register("opal", "btl", "openib", "connect_oob_retries",
-                                 "Times the oob CPC retries a handshake that failed (side "
-                                 "channel lost, the peer had no endpoint for us yet), with a "
-                                 "back-off of up to 2 s; waiting for a busy peer is no retry",
-                                 MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-                                 MCA_BASE_VAR_SCOPE_READONLY, &oob_retries);
+    openib_cpc_register_int("connect_oob_timeout",
+                            "Seconds of silence after which the oob CPC gives up on a "
+                            "handshake: no answer at all from the peer, not even from its "
+                            "side-channel thread, which answers keepalives while the peer "
+                            "computes outside MPI. A busy peer is waited for however long "
+                            "it takes; a peer whose process exited fails at once "
+                            "(connection refused)",
+                            &oob_timeout_s);
+    openib_cpc_register_int("connect_oob_retries",
+                            "Times the oob CPC retries a handshake that failed (side "
+                            "channel lost, the peer had no endpoint for us yet), with a "
+                            "back-off of up to 2 s; waiting for a busy peer is no retry",
+                            &oob_retries);
 }
 
 void openib_connect_side_channel_counts(unsigned long long *ud_sessions,

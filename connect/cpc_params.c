@@ -150,6 +150,12 @@ int openib_connect_register_params(const struct mca_base_component_2_1_0_t *btl_
     return OPAL_SUCCESS;
 }
 
+void openib_cpc_register_int(const char *name, const char *help, int *storage)
+{
+    (void) mca_base_var_register("opal", "btl", "openib", name, help, MCA_BASE_VAR_TYPE_INT, NULL,
+                                 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
 int openib_connect_set_priority(const char *name, int priority)
 {
     struct cpc_entry *e = openib_cpc_find_name(name);

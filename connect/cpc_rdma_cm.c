@@ -36,8 +36,8 @@
 #include <string.h>
 
 #include "opal/constants.h"
-#include "opal/mca/base/mca_base_var.h"
 
+#include "connect/cpc_internal.h"
 #include "connect/cpc_rdma_cm.h"
 #include "connect/openib_connect.h"
 
@@ -209,28 +209,25 @@ err_put:
 static void rcm_register(const struct openib_cpc_component *self)
 {
     (void) self;
-    (void) mca_base_var_register("opal", "btl", "openib", "connect_rdma_cm_port",
-                                 "TCP port (rdma_cm port space) each port's rdma_cm listener "
-                                 "binds; 0 = any free port. A fixed port serves one process "
-                                 "per address",
-                                 MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-                                 MCA_BASE_VAR_SCOPE_READONLY, &rcm_params.port);
-    (void) mca_base_var_register("opal", "btl", "openib", "connect_rdma_cm_timeout",
-                                 "Seconds of silence after which the rdma_cm CPC gives up on a "
-                                 "connection: no answer at all from the peer, not even 'busy' "
-                                 "from its listener thread, which answers while the peer "
-                                 "computes outside MPI (a busy peer is waited for however long "
-                                 "it takes; a peer whose process exited fails at once). Each step "
-                                 "(address and route resolution, the reply to one request) is "
-                                 "bounded by a sixth of it (at least 1 s)",
-                                 MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-                                 MCA_BASE_VAR_SCOPE_READONLY, &rcm_params.timeout_s);
-    (void) mca_base_var_register("opal", "btl", "openib", "connect_rdma_cm_retries",
-                                 "Times the rdma_cm CPC retries a refused, failed or timed-out "
-                                 "connection attempt, with a back-off of up to 2 s; asking a "
-                                 "busy peer again is no retry",
-                                 MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-                                 MCA_BASE_VAR_SCOPE_READONLY, &rcm_params.retries);
+    openib_cpc_register_int("connect_rdma_cm_port",
+                            "TCP port (rdma_cm port space) each port's rdma_cm listener "
+                            "binds; 0 = any free port. A fixed port serves one process "
+                            "per address",
+                            &rcm_params.port);
+    openib_cpc_register_int("connect_rdma_cm_timeout",
+                            "Seconds of silence after which the rdma_cm CPC gives up on a "
+                            "connection: no answer at all from the peer, not even 'busy' "
+                            "from its listener thread, which answers while the peer "
+                            "computes outside MPI (a busy peer is waited for however long "
+                            "it takes; a peer whose process exited fails at once). Each step "
+                            "(address and route resolution, the reply to one request) is "
+                            "bounded by a sixth of it (at least 1 s)",
+                            &rcm_params.timeout_s);
+    openib_cpc_register_int("connect_rdma_cm_retries",
+                            "Times the rdma_cm CPC retries a refused, failed or timed-out "
+                            "connection attempt, with a back-off of up to 2 s; asking a "
+                            "busy peer again is no retry",
+                            &rcm_params.retries);
 }
 
 static int rcm_component_finalize(void)

@@ -44,7 +44,6 @@
  */
 #include "opal_config.h"
 #include "opal/constants.h"
-#include "opal/mca/base/mca_base_var.h"
 
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
@@ -831,21 +830,19 @@ err_free:
 static void xoob_register(const struct openib_cpc_component *self)
 {
     (void) self;
-    (void) mca_base_var_register("opal", "btl", "openib", "connect_xoob_timeout",
-                                 "Seconds of silence after which the xoob CPC gives up on an XRC "
-                                 "handshake: no answer at all from the peer, not even from its "
-                                 "side-channel thread, which answers keepalives while the peer "
-                                 "computes outside MPI. A busy peer is waited for however long "
-                                 "it takes; a peer whose process exited fails at once "
-                                 "(connection refused)",
-                                 MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-                                 MCA_BASE_VAR_SCOPE_READONLY, &xoob_timeout_s);
-    (void) mca_base_var_register("opal", "btl", "openib", "connect_xoob_retries",
-                                 "Times the xoob CPC retries a handshake whose side channel "
-                                 "failed, with a back-off of up to 2 s; waiting for a busy peer "
-                                 "is no retry",
-                                 MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-                                 MCA_BASE_VAR_SCOPE_READONLY, &xoob_retries);
+    openib_cpc_register_int("connect_xoob_timeout",
+                            "Seconds of silence after which the xoob CPC gives up on an XRC "
+                            "handshake: no answer at all from the peer, not even from its "
+                            "side-channel thread, which answers keepalives while the peer "
+                            "computes outside MPI. A busy peer is waited for however long "
+                            "it takes; a peer whose process exited fails at once "
+                            "(connection refused)",
+                            &xoob_timeout_s);
+    openib_cpc_register_int("connect_xoob_retries",
+                            "Times the xoob CPC retries a handshake whose side channel "
+                            "failed, with a back-off of up to 2 s; waiting for a busy peer "
+                            "is no retry",
+                            &xoob_retries);
 }
 
 static int xoob_finalize(void)
