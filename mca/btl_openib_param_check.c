@@ -37,7 +37,7 @@ const struct openib_param_range openib_param_ranges[] = {
       "queues' receives and two QPs' sends; the device's max_cqe is checked when the port "
       "opens)" },
     { "max_inline_data", -1, 65536, 0, false,
-      "-1 is up to 128 bytes, fitted to the device; inline data is copied into the send work request, which no "
+      "-1 is up to 128 bytes (48 on rxe, device table), fitted to the device; inline data is copied into the send work request, which no "
       "device makes larger than a few KiB (the port's own limit is checked when it opens)" },
     { "gid_index", -1, 255, 0, false,
       "-1 picks the GID automatically; the GID index in a packet's routing header is 8 bits "

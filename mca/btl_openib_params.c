@@ -94,7 +94,7 @@ int openib_params_register(struct mca_base_component_2_1_0_t *c)
           &openib_params.verbose, OPAL_INFO_LVL_3 },
         { "cq_size", "Completion queue entries per port (raised automatically to fit the queues)",
           &openib_params.cq_size, OPAL_INFO_LVL_5 },
-        { "max_inline_data", "Largest message sent inline in the work request (-1 = up to 128 bytes, fitted to the device; 0 = never)",
+        { "max_inline_data", "Largest message sent inline in the work request (-1 = up to 128 bytes, 48 on rxe (device table), fitted to the device; 0 = never)",
           &openib_params.max_inline_data, OPAL_INFO_LVL_5 },
         { "gid_index", "GID table index to use on each port (-1 = automatic: RoCE v2 IPv4 GID if present, else index 0)",
           &openib_params.gid_index, OPAL_INFO_LVL_4 },
