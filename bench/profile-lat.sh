@@ -1,5 +1,5 @@
 #!/bin/bash
-# profile-lat.sh [--iters N] [--size B] [--out DIR]: where a small message's
+# profile-lat.sh [--iters N] [--size B] [--out DIR | --report DIR]: where a small message's
 # round trip spends its instructions, openib (pml ob1, btl openib,self)
 # against UCX (pml ucx), in one boot of the Soft-RoCE guest.
 #
@@ -19,13 +19,14 @@ set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 SRCDIR=$(cd "$HERE/.." && pwd -P)
 PROG=profile-lat
-ITERS=200 SIZE=8 OUT='' IN_GUEST=0
+ITERS=200 SIZE=8 OUT='' IN_GUEST=0 REPORT_ONLY=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--iters) ITERS=$2; shift ;;
 	--size) SIZE=$2; shift ;;
 	--out) OUT=$2; shift ;;
 	--in-guest) IN_GUEST=1; OUT=$2; shift ;;
+	--report) REPORT_ONLY=1; OUT=$2; shift ;; # again, from DIR's callgrind files
 	*) echo "usage: $PROG [--iters N] [--size B] [--out DIR]" >&2; exit 2 ;;
 	esac
 	shift
@@ -63,6 +64,27 @@ in_guest() {
 # instructions (Ir) a callgrind file counted
 total_ir() { sed -n 's/^summary: \([0-9]*\).*/\1/p' "$1"; }
 
+# incl_ir FILE FUNCTION: the instructions FUNCTION and what it called
+# executed (the first entry of that name with a source file, else any)
+incl_ir() {
+	callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null |
+		awk -v f="$2" '{
+				gsub(",", "", $1)
+				for (i = 2; i <= NF; ++i) {
+					if ($i !~ (":" f "$")) continue
+					if ($i !~ /^\?\?\?:/ && !src) src = $1
+					if (!any) any = $1
+				}
+			}
+			END { print (src ? src : any) }'
+}
+
+# Per call, inclusive: (2N run - N run) / N for functions called once per
+# round trip on rank 1 (it receives, then sends). Unlike the totals above
+# these do not count the polling while the peer answers.
+PER_CALL_openib="PMPI_Send locked_sendi openib_eager_rdma_sendi openib_qp_post openib_hmem_is_plain_host openib_deliver"
+PER_CALL_ucx="PMPI_Send mca_pml_ucx_send ucp_tag_send_nbx"
+
 report() {
 	local cfg r a b
 	echo
@@ -79,6 +101,19 @@ report() {
 			fi
 		done
 	done
+	echo
+	echo "== per call on rank 1, inclusive (what the function and its callees executed):"
+	echo "== (instructions in the $((2 * ITERS))-round-trip run - in the $ITERS one) / $ITERS"
+	for cfg in openib ucx; do
+		eval "fns=\$PER_CALL_$cfg"
+		for fn in $fns; do
+			a=$(incl_ir "$OUT/cg.$cfg.$ITERS.1" "$fn")
+			b=$(incl_ir "$OUT/cg.$cfg.$((2 * ITERS)).1" "$fn")
+			if [ -n "$a" ] && [ -n "$b" ]; then
+				printf '%-7s %-28s %8d\n' "$cfg" "$fn" $(((b - a) / ITERS))
+			fi
+		done
+	done
 	for cfg in openib ucx; do
 		echo
 		echo "== $cfg, rank 1, $((2 * ITERS)) round trips: the functions with the most instructions (self)"
@@ -87,6 +122,10 @@ report() {
 	done
 }
 
+if [ "$REPORT_ONLY" = 1 ]; then
+	report
+	exit 0
+fi
 if [ "$IN_GUEST" = 1 ]; then
 	in_guest
 	exit $?
