@@ -26,8 +26,9 @@ struct openib_peer_cost {
  * max_send_wr + 1 slots, each slot_header bytes plus the SGEs or the
  * inline data, both rounded to powers of two, plus a page of indices
  * (rxe; the device table gives the header: btl_openib_device_defaults.c).
- * The test that checks the count also measures the process's resident
- * pages (bench/conn_setup.c), which on rxe include these queues. */
+ * The conn bench (bench/conn_setup.c) measures the process's resident
+ * pages beside the count; on rxe they include these queues, and matched
+ * it exactly (README, "Scale"). */
 uint64_t openib_send_queue_bytes(const struct ibv_qp_cap *cap, int slot_header);
 
 void openib_peer_cost(const mca_btl_openib_endpoint_t *ep, struct openib_peer_cost *out);
