@@ -105,7 +105,10 @@ report() {
 	echo "== per call on rank 1, inclusive (what the function and its callees executed):"
 	echo "== (instructions in the $((2 * ITERS))-round-trip run - in the $ITERS one) / $ITERS"
 	for cfg in openib ucx; do
-		eval "fns=\$PER_CALL_$cfg"
+		case $cfg in
+		openib) fns=$PER_CALL_openib ;;
+		*) fns=$PER_CALL_ucx ;;
+		esac
 		for fn in $fns; do
 			a=$(incl_ir "$OUT/cg.$cfg.$ITERS.1" "$fn")
 			b=$(incl_ir "$OUT/cg.$cfg.$((2 * ITERS)).1" "$fn")
