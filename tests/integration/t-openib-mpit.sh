@@ -16,7 +16,11 @@ build_mpi_program "$OPENIB_SRCDIR/tests/integration/mpit_counters.c" "$prog"
 out=$OPENIB_TEST_TMP/mpit.out
 # The earlier three-queue layout: its per-peer queue is what returns
 # credits (the default, one shared queue, has none to return).
+# rank 1 says through this file that its MPI_T handles exist before rank 0
+# connects (mpit_counters.c, handles_ready)
+rm -f "$OPENIB_TEST_TMP/mpit.ready"
 timeout -k 10 200 "${MPIRUN[@]}" "${MPI_OPENIB_ARGS[@]}" --mca osc rdma --mca btl_openib_cpc_include oob \
+	-x MPIT_READY="$OPENIB_TEST_TMP/mpit.ready" \
 	--mca btl_openib_receive_queues P,256,64,32,16:S,4096,256,64:S,65536,64,16 \
 	"$prog" >"$out" 2>&1
 rc=$?
