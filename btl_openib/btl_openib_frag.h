@@ -36,6 +36,10 @@ struct openib_frag {
     void *bounce;
     mca_btl_base_registration_handle_t *bounce_handle;
     size_t bounce_len;
+    /* a loopback atomic on memory mapped here (btl_openib_rdma.c): the
+     * target's registration, taken for this operation (user_reg holds the
+     * result buffer's when the caller gave no local handle) */
+    mca_btl_base_registration_handle_t *target_reg;
 };
 typedef struct openib_frag openib_frag_t;
 OBJ_CLASS_DECLARATION(openib_frag_t);

@@ -13,6 +13,7 @@
 #include "btl_openib/btl_openib_rdma.h"
 #include "btl_openib/btl_openib_reg.h"
 #include "hmem/openib_hmem_btl.h"
+#include "btl_openib/btl_openib_proc.h"
 #include "btl_openib/btl_openib_send.h"
 #include "mca/btl_openib_params.h"
 
@@ -35,6 +36,8 @@ static openib_frag_t *rdma_frag(mca_btl_openib_module_t *m, mca_btl_base_endpoin
     f->cbctx = ctx;
     f->cbdata = data;
     f->bounce = NULL;
+    f->user_reg = NULL;
+    f->target_reg = NULL;
     f->sge[0] = (struct ibv_sge) {
         .addr = (uintptr_t) local,
         .length = (uint32_t) size,
@@ -100,6 +103,18 @@ int openib_rdma_bounce_done(openib_frag_t *f, int status)
     return status;
 }
 
+void openib_rdma_release_regs(openib_frag_t *f)
+{
+    if (OPAL_UNLIKELY(NULL != f->target_reg)) {
+        openib_deregister_mem(&f->m->super, f->target_reg);
+        f->target_reg = NULL;
+    }
+    if (OPAL_UNLIKELY(NULL != f->user_reg)) {
+        openib_deregister_mem(&f->m->super, f->user_reg);
+        f->user_reg = NULL;
+    }
+}
+
 static int submit_rdma(mca_btl_base_endpoint_t *ep, openib_frag_t *f)
 {
     int rc;
@@ -111,47 +126,81 @@ static int submit_rdma(mca_btl_base_endpoint_t *ep, openib_frag_t *f)
         if (f->bounce) {
             (void) openib_rdma_bounce_done(f, rc);
         }
+        openib_rdma_release_regs(f);
         openib_frag_return(f);
     }
     return rc;
 }
 
 /*
- * osc/rdma may hand the loopback endpoint a NULL remote handle for memory of
- * its own process: then the "remote" address is ours and the operation is
- * done here, with the callback run before returning.
+ * A NULL remote handle means the "remote" address is mapped in this process:
+ * osc/rdma passes one for its own window and, when every rank is on one node,
+ * for node-local peers' windows in its shared segment, whichever endpoint it
+ * names. A put or get is then a copy here, its callback run before returning.
  */
 static int local_op(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local,
                     uint64_t remote, mca_btl_base_registration_handle_t *lh, size_t size,
-                    enum ibv_wr_opcode op, uint64_t a, uint64_t b,
-                    mca_btl_base_rdma_completion_fn_t cb, void *ctx, void *data)
+                    enum ibv_wr_opcode op, mca_btl_base_rdma_completion_fn_t cb, void *ctx,
+                    void *data)
 {
-    int64_t *target = (int64_t *) (uintptr_t) remote;
-
-    if (!ep->is_self) {
-        return OPAL_ERR_BAD_PARAM;
-    }
-    switch (op) {
-    case IBV_WR_RDMA_WRITE:
-        memmove(target, local, size);
-        break;
-    case IBV_WR_RDMA_READ:
-        memmove(local, target, size);
-        break;
-    case IBV_WR_ATOMIC_FETCH_AND_ADD:
-        *(int64_t *) local = __atomic_fetch_add(target, (int64_t) a, __ATOMIC_SEQ_CST);
-        break;
-    case IBV_WR_ATOMIC_CMP_AND_SWP: {
-        int64_t expected = (int64_t) a;
-        __atomic_compare_exchange_n(target, &expected, (int64_t) b, false, __ATOMIC_SEQ_CST,
-                                    __ATOMIC_SEQ_CST);
-        *(int64_t *) local = expected;
-        break;
-    }
-    default:
-        return OPAL_ERR_NOT_SUPPORTED;
+    if (op == IBV_WR_RDMA_WRITE) {
+        memmove((void *) (uintptr_t) remote, local, size);
+    } else {
+        memmove(local, (void *) (uintptr_t) remote, size);
     }
     cb(btl, ep, local, lh, ctx, data, OPAL_SUCCESS);
+    return OPAL_SUCCESS;
+}
+
+/*
+ * An atomic on memory mapped here (a NULL remote handle, as above) goes
+ * through the device on our loopback queue pair, not through the CPU: other
+ * ranks' atomics on the same word may come with a handle, through the device
+ * (osc/rdma's MPI_Win_create windows on one node), and a device's atomics
+ * are atomic only among themselves (IBV_ATOMIC_HCA; rxe's are a locked
+ * read-modify-write in the kernel). A CPU compare-and-swap beside them loses
+ * updates. The memory is registered for this operation (the registration
+ * cache keeps it) and released at its completion.
+ */
+static int loopback_atomic(mca_btl_openib_module_t *m, void *local, uint64_t remote,
+                           mca_btl_base_registration_handle_t *lh, openib_frag_t **out)
+{
+    mca_btl_base_registration_handle_t *target, *lreg = NULL;
+    mca_btl_base_endpoint_t *self;
+    openib_frag_t *f;
+    char why[160];
+
+    self = openib_peer_endpoint(m, opal_proc_local_get(), why, sizeof(why));
+    if (OPAL_UNLIKELY(NULL == self)) {
+        OPENIB_VERBOSE(1, "an atomic on local memory needs the loopback endpoint: %s", why);
+        return OPAL_ERR_UNREACH;
+    }
+    target = openib_register_mem(&m->super, self, (void *) (uintptr_t) remote, 8,
+                                 MCA_BTL_REG_FLAG_REMOTE_ATOMIC);
+    if (OPAL_UNLIKELY(NULL == target || (target->flags & OPENIB_HANDLE_BOUNCE))) {
+        if (target) {
+            openib_deregister_mem(&m->super, target);
+        }
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    if (NULL == lh) {
+        lh = lreg = openib_register_mem(&m->super, self, local, 8, 0);
+        if (OPAL_UNLIKELY(NULL == lreg)) {
+            openib_deregister_mem(&m->super, target);
+            return OPAL_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    f = rdma_frag(m, self, local, 8, lh, NULL, NULL, NULL);
+    if (OPAL_UNLIKELY(NULL == f)) {
+        openib_deregister_mem(&m->super, target);
+        if (lreg) {
+            openib_deregister_mem(&m->super, lreg);
+        }
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    f->target_reg = target;
+    f->user_reg = lreg;
+    *out = f;
     return OPAL_SUCCESS;
 }
 
@@ -185,7 +234,7 @@ static int rdma_common(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, 
         return OPAL_ERR_NOT_AVAILABLE;
     }
     if (OPAL_UNLIKELY(NULL == rh)) {
-        return local_op(btl, ep, local, remote, lh, size, op, 0, 0, cb, ctx, data);
+        return local_op(btl, ep, local, remote, lh, size, op, cb, ctx, data);
     }
     if (OPAL_UNLIKELY(!remote_covered(ep, rh, remote, size,
                                       op == IBV_WR_RDMA_WRITE ? "an RDMA write" : "an RDMA read"))) {
@@ -247,17 +296,30 @@ static int atomic_common(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep
     if ((flags & MCA_BTL_ATOMIC_FLAG_32BIT) || (lh && (lh->flags & OPENIB_HANDLE_BOUNCE))) {
         return OPAL_ERR_NOT_SUPPORTED; /* verbs atomics: 64-bit, on host memory */
     }
-    if (OPAL_UNLIKELY(NULL == rh)) {
-        return local_op(btl, ep, local, remote, lh, 8, op, a, b, cb, ctx, data);
-    }
     /* verbs atomics need 8-byte alignment; a misaligned one would be a
      * remote invalid request, fatal for the queue pair */
-    if (OPAL_UNLIKELY((remote & 7) || !remote_covered(ep, rh, remote, 8, "an atomic"))) {
+    if (OPAL_UNLIKELY(remote & 7)) {
         return OPAL_ERR_BAD_PARAM;
     }
-    f = rdma_frag(m, ep, local, 8, lh, cb, ctx, data);
-    if (OPAL_UNLIKELY(NULL == f)) {
-        return OPAL_ERR_OUT_OF_RESOURCE;
+    if (OPAL_UNLIKELY(NULL == rh)) {
+        int rc = loopback_atomic(m, local, remote, lh, &f);
+
+        if (OPAL_SUCCESS != rc) {
+            return rc;
+        }
+        f->rdma_cb = cb;
+        f->cbctx = ctx;
+        f->cbdata = data;
+        rh = f->target_reg;
+        ep = f->ep;
+    } else {
+        if (OPAL_UNLIKELY(!remote_covered(ep, rh, remote, 8, "an atomic"))) {
+            return OPAL_ERR_BAD_PARAM;
+        }
+        f = rdma_frag(m, ep, local, 8, lh, cb, ctx, data);
+        if (OPAL_UNLIKELY(NULL == f)) {
+            return OPAL_ERR_OUT_OF_RESOURCE;
+        }
     }
     f->swr.opcode = op;
     f->swr.wr.atomic.remote_addr = remote;

@@ -31,6 +31,9 @@ int openib_atomic_cswap(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
 struct openib_frag;
 /* Finish an RDMA staged through a bounce buffer; returns the final status. */
 int openib_rdma_bounce_done(struct openib_frag *f, int status);
+/* Drop the registrations an RDMA fragment took for itself (a loopback
+ * atomic's), at its completion or when it could not be posted. */
+void openib_rdma_release_regs(struct openib_frag *f);
 
 int openib_flush(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep);
 

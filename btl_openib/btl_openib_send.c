@@ -259,6 +259,7 @@ void openib_send_complete(openib_frag_t *f, int status)
         if (OPAL_UNLIKELY(NULL != f->bounce)) {
             status = openib_rdma_bounce_done(f, status);
         }
+        openib_rdma_release_regs(f);
         OPENIB_CALLOUT(f->rdma_cb(&m->super, f->ep, f->local_address, f->local_handle, f->cbctx,
                                   f->cbdata, status));
         openib_frag_return(f);

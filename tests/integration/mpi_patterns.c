@@ -288,6 +288,50 @@ static void probe(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/*
+ * Contended compare-and-swap: every rank adds 1, cas_rounds times, to rank
+ * 0's word (*word there, at displacement disp) with a compare-and-swap loop.
+ * A lost update shows when two ranks' swaps are not atomic with each other:
+ * osc rdma hands the BTL some of them with a remote handle (done by the
+ * device) and some without one (memory mapped here), depending on the window
+ * flavour and on where the ranks are.
+ */
+static void cas_counter(MPI_Win win, int64_t *word, MPI_Aint disp, const char *flavour)
+{
+    const int cas_rounds = 2000;
+    int64_t seen = 0, cmp, swp, old;
+    int i;
+
+    if (rank == 0) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+        *word = 0;
+        MPI_Win_unlock(0, win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+    for (i = 0; i < cas_rounds; ++i) {
+        do {
+            cmp = seen;
+            swp = seen + 1;
+            MPI_Compare_and_swap(&swp, &cmp, &old, MPI_INT64_T, 0, disp, win);
+            MPI_Win_flush(0, win);
+            seen = old;
+        } while (old != cmp);
+        seen = swp;
+    }
+    MPI_Win_unlock(0, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+        MPI_Win_unlock(0, win);
+        if (*word != (int64_t) size * cas_rounds) {
+            FAIL("osc compare_and_swap counter (%s): %lld after %d rounds on %d ranks, want %lld",
+                 flavour, (long long) *word, cas_rounds, size, (long long) size * cas_rounds);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void osc(void)
 {
     const int n = 4096;
@@ -363,8 +407,18 @@ static void osc(void)
             FAIL("osc compare_and_swap: %d winners", winners);
         }
     }
+    MPI_Barrier(MPI_COMM_WORLD);
+    cas_counter(win, &base[n + 1], n + 1, "MPI_Win_allocate");
     MPI_Win_free(&win);
     free(local);
+
+    /* the same counter on an MPI_Win_create window of MPI_Alloc_mem memory */
+    MPI_Alloc_mem(sizeof(int64_t), MPI_INFO_NULL, &base);
+    *base = 0;
+    MPI_Win_create(base, sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    cas_counter(win, base, 0, "MPI_Win_create");
+    MPI_Win_free(&win);
+    MPI_Free_mem(base);
 }
 
 static const struct {
