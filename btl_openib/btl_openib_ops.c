@@ -99,32 +99,35 @@ static int locked_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
     return rc;
 }
 
-static int locked_put(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
-                      void *local_address, uint64_t remote_address,
-                      mca_btl_base_registration_handle_t *local_handle,
-                      mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags,
-                      int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
-                      void *cbdata)
+static int locked_rdma(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local,
+                       uint64_t remote, mca_btl_base_registration_handle_t *lh,
+                       mca_btl_base_registration_handle_t *rh, size_t size,
+                       enum ibv_wr_opcode op, mca_btl_base_rdma_completion_fn_t cb, void *ctx,
+                       void *data)
 {
     int rc;
 
-    UNDER_LOCK(rc, openib_put(btl, ep, local_address, remote_address, local_handle,
-                              remote_handle, size, flags, order, cbfunc, cbcontext, cbdata));
+    UNDER_LOCK(rc, openib_rdma(btl, ep, local, remote, lh, rh, size, op, cb, ctx, data));
     return rc;
 }
 
-static int locked_get(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
-                      void *local_address, uint64_t remote_address,
-                      mca_btl_base_registration_handle_t *local_handle,
-                      mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags,
-                      int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
-                      void *cbdata)
-{
-    int rc;
+/* btl_put and btl_get share a signature (flags and order are not used) */
+#define OPENIB_RDMA_ARGS                                                                  \
+    mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local_address,         \
+        uint64_t remote_address, mca_btl_base_registration_handle_t *local_handle,        \
+        mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags,        \
+        int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata
 
-    UNDER_LOCK(rc, openib_get(btl, ep, local_address, remote_address, local_handle,
-                              remote_handle, size, flags, order, cbfunc, cbcontext, cbdata));
-    return rc;
+static int locked_put(OPENIB_RDMA_ARGS)
+{
+    return locked_rdma(btl, ep, local_address, remote_address, local_handle, remote_handle, size,
+                       IBV_WR_RDMA_WRITE, cbfunc, cbcontext, cbdata);
+}
+
+static int locked_get(OPENIB_RDMA_ARGS)
+{
+    return locked_rdma(btl, ep, local_address, remote_address, local_handle, remote_handle, size,
+                       IBV_WR_RDMA_READ, cbfunc, cbcontext, cbdata);
 }
 
 static int locked_atomic_fop(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,

@@ -221,11 +221,10 @@ static bool remote_covered(const mca_btl_base_endpoint_t *ep,
     return false;
 }
 
-static int rdma_common(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local,
-                       uint64_t remote, mca_btl_base_registration_handle_t *lh,
-                       mca_btl_base_registration_handle_t *rh, size_t size,
-                       enum ibv_wr_opcode op, mca_btl_base_rdma_completion_fn_t cb, void *ctx,
-                       void *data)
+int openib_rdma(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local,
+                uint64_t remote, mca_btl_base_registration_handle_t *lh,
+                mca_btl_base_registration_handle_t *rh, size_t size, enum ibv_wr_opcode op,
+                mca_btl_base_rdma_completion_fn_t cb, void *ctx, void *data)
 {
     mca_btl_openib_module_t *m = (mca_btl_openib_module_t *) btl;
     openib_frag_t *f;
@@ -262,26 +261,6 @@ static int rdma_common(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, 
         m->stats.get_bytes += size;
     }
     return submit_rdma(ep, f);
-}
-
-int openib_put(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local_address,
-               uint64_t remote_address, mca_btl_base_registration_handle_t *local_handle,
-               mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags,
-               int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
-               void *cbdata)
-{
-    return rdma_common(btl, ep, local_address, remote_address, local_handle, remote_handle, size,
-                       IBV_WR_RDMA_WRITE, cbfunc, cbcontext, cbdata);
-}
-
-int openib_get(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local_address,
-               uint64_t remote_address, mca_btl_base_registration_handle_t *local_handle,
-               mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags,
-               int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
-               void *cbdata)
-{
-    return rdma_common(btl, ep, local_address, remote_address, local_handle, remote_handle, size,
-                       IBV_WR_RDMA_READ, cbfunc, cbcontext, cbdata);
 }
 
 static int atomic_common(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local,

@@ -6,16 +6,13 @@
 
 #include "btl_openib/btl_openib.h"
 
-int openib_put(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local_address,
-               uint64_t remote_address, mca_btl_base_registration_handle_t *local_handle,
-               mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags,
-               int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
-               void *cbdata);
-int openib_get(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local_address,
-               uint64_t remote_address, mca_btl_base_registration_handle_t *local_handle,
-               mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags,
-               int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
-               void *cbdata);
+/* An RDMA write (btl_put) or read (btl_get), by `op`; the rest as the BTL
+ * interface's put/get. */
+int openib_rdma(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local_address,
+                uint64_t remote_address, mca_btl_base_registration_handle_t *local_handle,
+                mca_btl_base_registration_handle_t *remote_handle, size_t size,
+                enum ibv_wr_opcode op, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+                void *cbdata);
 int openib_atomic_fop(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
                       void *local_address, uint64_t remote_address,
                       mca_btl_base_registration_handle_t *local_handle,

@@ -42,6 +42,50 @@ static uint32_t sel_addrs[OOB_MAX_ADDRS];
 void oob_params_register(void)
 {
     const struct mca_base_component_2_1_0_t *btl = openib_cpc_reg.btl;
+    static const struct {
+        const char *name, *help;
+        mca_base_var_type_t type;
+        mca_base_var_info_lvl_t level;
+        void *storage;
+    } params[] = {
+        { .name = "oob_if_include",
+          .help = "Interfaces the oob/xoob side channel listens on and publishes: "
+                  "comma-separated interface names or CIDR blocks a.b.c.d/n "
+                  "(loopback and bridges too, if named). Mutually exclusive with "
+                  "btl_openib_oob_if_exclude. Default (both unset): every "
+                  "interface that is up except loopback and bridges/virtual "
+                  "switches (docker*, virbr*, veth*, br-*, ...); loopback only "
+                  "if nothing else is left",
+          .type = MCA_BASE_VAR_TYPE_STRING, .level = OPAL_INFO_LVL_4, .storage = &if_include },
+        { .name = "oob_if_exclude",
+          .help = "Interfaces the oob/xoob side channel leaves out, besides "
+                  "loopback and bridges: comma-separated interface names or CIDR "
+                  "blocks a.b.c.d/n. Mutually exclusive with "
+                  "btl_openib_oob_if_include",
+          .type = MCA_BASE_VAR_TYPE_STRING, .level = OPAL_INFO_LVL_4, .storage = &if_exclude },
+        { .name = "oob_side_channel",
+          .help = "What carries the oob CPC's handshakes: auto (default: UD, "
+                  "one datagram QP per port for every peer, where both ports "
+                  "have one, else TCP; a peer whose UD side channel never "
+                  "answers is tried again over TCP), ud (UD only: no TCP "
+                  "listener and no IP address needed; a peer that exited is "
+                  "noticed by its silence, after btl_openib_connect_oob_timeout), "
+                  "tcp (TCP only: one connection per handshake). xoob always "
+                  "uses TCP",
+          .type = MCA_BASE_VAR_TYPE_STRING, .level = OPAL_INFO_LVL_4, .storage = &side_channel },
+        { .name = "oob_unverified_idle",
+          .help = "Seconds an accepted side-channel session that no job member "
+                  "has been verified on may go without delivering a handshake "
+                  "message before it is closed (keepalives do not count; a "
+                  "message waiting for this process to look at it does)",
+          .type = MCA_BASE_VAR_TYPE_INT, .level = OPAL_INFO_LVL_5, .storage = &idle_s },
+        { .name = "oob_unverified_per_source",
+          .help = "Most accepted, not yet verified side-channel sessions from one "
+                  "source address; over it the oldest silent one is closed, or "
+                  "else the new one. Verified sessions are never limited",
+          .type = MCA_BASE_VAR_TYPE_INT, .level = OPAL_INFO_LVL_5, .storage = &per_source },
+    };
+    size_t i;
 
     /* Registered on the BTL component, so they go away when it closes:
      * the var system frees string storage at finalize, and ours is in a
@@ -49,47 +93,11 @@ void oob_params_register(void)
     if (NULL == btl) {
         return; /* unit tests: no MCA system */
     }
-    (void) mca_base_component_var_register(btl, "oob_if_include",
-                                 "Interfaces the oob/xoob side channel listens on and publishes: "
-                                 "comma-separated interface names or CIDR blocks a.b.c.d/n "
-                                 "(loopback and bridges too, if named). Mutually exclusive with "
-                                 "btl_openib_oob_if_exclude. Default (both unset): every "
-                                 "interface that is up except loopback and bridges/virtual "
-                                 "switches (docker*, virbr*, veth*, br-*, ...); loopback only "
-                                 "if nothing else is left",
-                                 MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
-                                 MCA_BASE_VAR_SCOPE_READONLY, &if_include);
-    (void) mca_base_component_var_register(btl, "oob_if_exclude",
-                                 "Interfaces the oob/xoob side channel leaves out, besides "
-                                 "loopback and bridges: comma-separated interface names or CIDR "
-                                 "blocks a.b.c.d/n. Mutually exclusive with "
-                                 "btl_openib_oob_if_include",
-                                 MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
-                                 MCA_BASE_VAR_SCOPE_READONLY, &if_exclude);
-    (void) mca_base_component_var_register(btl, "oob_side_channel",
-                                 "What carries the oob CPC's handshakes: auto (default: UD, "
-                                 "one datagram QP per port for every peer, where both ports "
-                                 "have one, else TCP; a peer whose UD side channel never "
-                                 "answers is tried again over TCP), ud (UD only: no TCP "
-                                 "listener and no IP address needed; a peer that exited is "
-                                 "noticed by its silence, after btl_openib_connect_oob_timeout), "
-                                 "tcp (TCP only: one connection per handshake). xoob always "
-                                 "uses TCP",
-                                 MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
-                                 MCA_BASE_VAR_SCOPE_READONLY, &side_channel);
-    (void) mca_base_component_var_register(btl, "oob_unverified_idle",
-                                 "Seconds an accepted side-channel session that no job member "
-                                 "has been verified on may go without delivering a handshake "
-                                 "message before it is closed (keepalives do not count; a "
-                                 "message waiting for this process to look at it does)",
-                                 MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-                                 MCA_BASE_VAR_SCOPE_READONLY, &idle_s);
-    (void) mca_base_component_var_register(btl, "oob_unverified_per_source",
-                                 "Most accepted, not yet verified side-channel sessions from one "
-                                 "source address; over it the oldest silent one is closed, or "
-                                 "else the new one. Verified sessions are never limited",
-                                 MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-                                 MCA_BASE_VAR_SCOPE_READONLY, &per_source);
+    for (i = 0; i < sizeof(params) / sizeof(params[0]); ++i) {
+        (void) mca_base_component_var_register(btl, params[i].name, params[i].help,
+                                               params[i].type, NULL, 0, 0, params[i].level,
+                                               MCA_BASE_VAR_SCOPE_READONLY, params[i].storage);
+    }
 }
 
 int oob_params_idle_ms(void)

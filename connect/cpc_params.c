@@ -93,6 +93,17 @@ void openib_cpc_load_mca_plugins(void)
     free(copy);
 }
 
+/* A read-only string parameter of the BTL component, unset by default. */
+static int register_string(const struct mca_base_component_2_1_0_t *btl_component,
+                           const char *name, const char *help, mca_base_var_info_lvl_t level,
+                           char **storage)
+{
+    *storage = NULL;
+    return mca_base_component_var_register(btl_component, name, help, MCA_BASE_VAR_TYPE_STRING,
+                                           NULL, 0, 0, level, MCA_BASE_VAR_SCOPE_READONLY,
+                                           storage);
+}
+
 int openib_connect_register_params(const struct mca_base_component_2_1_0_t *btl_component)
 {
     /* The var system copies descriptions, but keeping them static costs
@@ -112,12 +123,10 @@ int openib_connect_register_params(const struct mca_base_component_2_1_0_t *btl_
         return rc;
     }
 
-    openib_cpc_reg.mca_plugins = NULL;
-    rc = mca_base_component_var_register(btl_component, "cpc_plugins",
-                                         "Comma-separated paths of CPC plug-in libraries to load "
-                                         "(each exports " OPENIB_CPC_PLUGIN_SYMBOL ")",
-                                         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_9,
-                                         MCA_BASE_VAR_SCOPE_READONLY, &openib_cpc_reg.mca_plugins);
+    rc = register_string(btl_component, "cpc_plugins",
+                         "Comma-separated paths of CPC plug-in libraries to load "
+                         "(each exports " OPENIB_CPC_PLUGIN_SYMBOL ")",
+                         OPAL_INFO_LVL_9, &openib_cpc_reg.mca_plugins);
     if (rc < 0) {
         return rc;
     }
@@ -132,18 +141,13 @@ int openib_connect_register_params(const struct mca_base_component_2_1_0_t *btl_
              "Comma-separated list of connection methods (CPCs) not to use. Mutually "
              "exclusive with btl_openib_cpc_include. Valid CPCs: %s",
              names);
-
-    openib_cpc_reg.mca_include = NULL;
-    rc = mca_base_component_var_register(btl_component, "cpc_include", inc_desc,
-                                         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_3,
-                                         MCA_BASE_VAR_SCOPE_READONLY, &openib_cpc_reg.mca_include);
+    rc = register_string(btl_component, "cpc_include", inc_desc, OPAL_INFO_LVL_3,
+                         &openib_cpc_reg.mca_include);
     if (rc < 0) {
         return rc;
     }
-    openib_cpc_reg.mca_exclude = NULL;
-    rc = mca_base_component_var_register(btl_component, "cpc_exclude", exc_desc,
-                                         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_3,
-                                         MCA_BASE_VAR_SCOPE_READONLY, &openib_cpc_reg.mca_exclude);
+    rc = register_string(btl_component, "cpc_exclude", exc_desc, OPAL_INFO_LVL_3,
+                         &openib_cpc_reg.mca_exclude);
     if (rc < 0) {
         return rc;
     }
