@@ -14,13 +14,15 @@
 # The guest's Soft-iWARP module (tests/guest/siw.sh, "# devices: siw" tests)
 # is built with gcc-12, make, libc6-dev, binutils (build-essential), xz-utils and
 # kmod; its kernel headers and sources are fetched by apt-get download there.
+# gdb: a guest test that hangs prints its ranks' backtraces (run_watched in
+# tests/integration/lib.sh), so a rare hang in CI says where it waited.
 set -e
 pkgs="build-essential autoconf automake libtool pkg-config
       openmpi-bin libopenmpi-dev libibverbs-dev librdmacm-dev ibverbs-providers
       ibverbs-utils rdmacm-utils perftest rdma-core libhwloc-dev libpmix-dev
       qemu-system-x86 busybox-static kmod iproute2 cpio gzip xz-utils zstd procps
       util-linux file openssh-server openssh-client gnuplot-nox shellcheck devscripts
-      nettle-dev python3-mpi4py python3-numpy"
+      nettle-dev python3-mpi4py python3-numpy gdb"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

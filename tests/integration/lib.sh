@@ -234,6 +234,35 @@ note_rxe_retries() {
 	done
 }
 
+# run_watched SECS PROG CMD...: CMD under `timeout -k 10 SECS`; if it is
+# still running 20 s before that, every process named PROG on each node of
+# the bed (this one when there is none) has its threads' backtraces printed
+# (gdb) with the rxe retransmission counters, on this function's output, so
+# that a rare hang in CI says where each rank waited. CMD's status returns.
+run_watched() {
+	local secs=$1 prog=$2 pid t0=$SECONDS nd
+	shift 2
+	timeout -k 10 "$secs" "$@" &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ $((SECONDS - t0)) -ge $((secs - 20)) ]; then
+			echo "run_watched: still running after $((SECONDS - t0)) s: backtraces of $prog"
+			for nd in "${BED_NODES[@]:-$(hostname)}"; do
+				# shellcheck disable=SC2016 # expands on the node
+				on_node "$nd" 'command -v gdb >/dev/null || { echo "$(hostname): no gdb"; exit 0; }
+					for p in $(pgrep -x '"${prog##*/}"'); do
+						echo "== $(hostname) pid $p"
+						gdb -p "$p" -batch -ex "thread apply all bt" 2>&1 | grep -E "^(Thread|#)"
+					done'
+			done
+			note_rxe_retries "${BED_NODES[@]:-$(hostname)}"
+			break
+		fi
+		sleep 1
+	done
+	wait "$pid"
+}
+
 # node_netdev_bytes NODE DEV rx|tx: bytes through the interface behind DEV.
 node_netdev_bytes() {
 	on_node "$1" "$(declare -f dev_netdev); cat /sys/class/net/\$(dev_netdev $2)/statistics/$3_bytes"

@@ -27,7 +27,7 @@ for cpc in oob rdma_cm; do
 		[ "$first" = 0 ] || flag=(-r)
 		p1=$(node_counter "$node1" "$dev" sent_pkts)
 		p2=$(node_counter "$node2" "$dev" sent_pkts)
-		timeout -k 10 300 "${MPIRUN_NODES[@]}" "${MPI_OPENIB_ARGS[@]}" --mca btl_openib_cpc_include "$cpc" \
+		run_watched 300 "$pp" "${MPIRUN_NODES[@]}" "${MPI_OPENIB_ARGS[@]}" --mca btl_openib_cpc_include "$cpc" \
 			--mca btl_openib_verbose 10 "$pp" -H -n 1 -m 16777216 "${flag[@]}" >"$out" 2>&1
 		rc=$?
 		show "$out"
