@@ -334,12 +334,10 @@ int openib_component_progress(void)
     if (OPAL_UNLIKELY(__atomic_load_n(&openib_connect_work, __ATOMIC_ACQUIRE))) {
         /* a CPC's thread queued something: look now */
         __atomic_store_n(&openib_connect_work, 0, __ATOMIC_RELAXED);
-        count += openib_cpc_oob_progress();
-        count += openib_cpc_rdma_cm_progress(true);
+        count += openib_connect_progress(true);
     } else if (OPAL_UNLIKELY(0 == (++tick % CONTROL_EVERY))) {
         /* timers, and events nobody flags (the rdma_cm channel's own) */
-        count += openib_cpc_oob_progress();
-        count += openib_cpc_rdma_cm_progress(false);
+        count += openib_connect_progress(false);
     }
     openib_lock_drop();
     openib_progress_leave();

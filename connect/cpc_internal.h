@@ -30,6 +30,7 @@ enum cpc_state {
 struct cpc_entry {
     const struct openib_cpc_component *c;
     const char *const *aliases;   /* NULL unless the component is v2+ */
+    int (*progress)(bool urgent); /* NULL unless the component is v5+ and has one */
     int priority;                 /* MCA storage; starts at default_priority */
     int priority_var;             /* MCA variable index, -1 when not registered */
     enum cpc_state state;

@@ -807,9 +807,8 @@ static void check_timers(void)
     }
 }
 
-int openib_cpc_oob_progress(void)
+int openib_cpc_side_channel_progress(void)
 {
-    static unsigned tick;
     struct oob_event ev;
     int n = 0;
 
@@ -830,11 +829,19 @@ int openib_cpc_oob_progress(void)
             oob_chan_close(ev.sid);
         }
     }
-    if (0 == (++tick & 63)) {
-        if (OPAL_UNLIKELY(active.n > 0)) {
-            check_timers();
-        }
-        openib_cpc_xoob_check_timers();
+    return n;
+}
+
+/* The component's progress hook: the side channel, and the timers every
+ * 64th call (they count in seconds). */
+static int oob_progress(bool urgent)
+{
+    static unsigned tick;
+    int n = openib_cpc_side_channel_progress();
+
+    (void) urgent; /* the side channel is looked at on every call anyway */
+    if (OPAL_UNLIKELY(0 == (++tick & 63) && active.n > 0)) {
+        check_timers();
     }
     return n;
 }
@@ -1089,4 +1096,5 @@ const struct openib_cpc_component openib_cpc_oob_component = {
     .register_params = oob_register,
     .query = oob_query,
     .finalize = oob_finalize,
+    .progress = oob_progress,
 };

@@ -10,8 +10,10 @@
 
 struct openib_auth_replay;
 
-/* Handle side-channel messages and timers; cheap when nothing is pending. */
-int openib_cpc_oob_progress(void);
+/* The side channel's events, handed to oob or xoob (whose frame it is):
+ * both CPCs' progress hooks run it, so it runs whichever is selected.
+ * Cheap when nothing is pending. Returns the number of events. */
+int openib_cpc_side_channel_progress(void);
 
 /* ---- shared by oob and xoob (one process, one side channel) ---- */
 

@@ -248,4 +248,5 @@ const struct openib_cpc_component openib_cpc_rdma_cm_component = {
     .query = rcm_query,
     .finalize = rcm_component_finalize,
     .aliases = rdma_cm_aliases,
+    .progress = openib_cpc_rdma_cm_progress,
 };

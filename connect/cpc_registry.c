@@ -210,6 +210,7 @@ int openib_connect_add_component(const struct openib_cpc_component *c)
     memset(e, 0, sizeof(*e));
     e->c = c;
     e->aliases = component_aliases(c);
+    e->progress = OPENIB_HAS_FIELD(c, struct openib_cpc_component, progress) ? c->progress : NULL;
     e->priority = c->default_priority;
     e->priority_var = -1;
     e->state = CPC_STATE_REGISTERED;

@@ -253,6 +253,10 @@ int openib_connect_init(void)
         why[sizeof(why) - 1] = '\0'; /* whatever the CPC wrote */
         if (OPAL_SUCCESS == rc) {
             e->state = CPC_STATE_ACTIVE;
+            if (OPENIB_HAS_FIELD(e->c, struct openib_cpc_component, set_wake) &&
+                NULL != e->c->set_wake) {
+                e->c->set_wake(openib_connect_request_progress);
+            }
             continue;
         }
         if (OPAL_ERR_NOT_SUPPORTED == rc) {

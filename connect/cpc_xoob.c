@@ -565,7 +565,7 @@ bool openib_cpc_xoob_dispatch(const struct oob_event *ev)
     return true;
 }
 
-void openib_cpc_xoob_check_timers(void)
+static void check_timers(void)
 {
     long t;
     int i;
@@ -845,6 +845,18 @@ static void xoob_register(const struct openib_cpc_component *self)
                             &xoob_retries);
 }
 
+int openib_cpc_xoob_progress(bool urgent)
+{
+    static unsigned tick;
+    int n = openib_cpc_side_channel_progress();
+
+    (void) urgent; /* the side channel is looked at on every call anyway */
+    if (0 == (++tick & 63)) {
+        check_timers(); /* they count in seconds */
+    }
+    return n;
+}
+
 static int xoob_finalize(void)
 {
     openib_cpc_active_fini(&active);
@@ -860,4 +872,5 @@ const struct openib_cpc_component openib_cpc_xoob_component = {
     .register_params = xoob_register,
     .query = xoob_query,
     .finalize = xoob_finalize,
+    .progress = openib_cpc_xoob_progress,
 };

@@ -51,10 +51,11 @@ struct openib_xoob_btl_ops {
  * makes xoob decline every port. */
 void openib_cpc_xoob_set_btl_ops(const struct openib_xoob_btl_ops *ops);
 
-/* Called from the oob progress loop for every side-channel event: true when
- * the event belonged to xoob (and was handled). */
+/* Called by openib_cpc_side_channel_progress for every side-channel event:
+ * true when the event belonged to xoob (and was handled). */
 bool openib_cpc_xoob_dispatch(const struct oob_event *ev);
-/* Handshake deadlines and retries; cheap when none is under way. */
-void openib_cpc_xoob_check_timers(void);
+/* The component's progress hook: the side channel it shares with oob, and
+ * its handshakes' deadlines and retries (cheap when none is under way). */
+int openib_cpc_xoob_progress(bool urgent);
 
 #endif

@@ -75,10 +75,14 @@ void openib_connect_release_modules(struct openib_cpc_module **mods, int n);
 
 int openib_connect_finalize(void);
 
-/* The rdma_cm CPC's events and timers, from the BTL's progress next to
- * openib_cpc_oob_progress(): a counter increment on most calls, or a full
- * look when `now` (work was queued for us). Returns the number of events
- * handled. */
+/* Run the progress hook (v5) of every CPC whose init succeeded, from the
+ * BTL's progress: `urgent` when a CPC asked for it (openib_connect_work),
+ * else the periodic look for timers. Returns the number of events handled. */
+int openib_connect_progress(bool urgent);
+
+/* The rdma_cm CPC's progress hook: a counter increment on most calls, or a
+ * full look when `now` (work was queued for us). Returns the number of
+ * events handled. */
 int openib_cpc_rdma_cm_progress(bool now);
 
 /* Set by a CPC's thread whenever it queues work for the MPI thread (a side
@@ -93,6 +97,8 @@ static inline void openib_connect_work_queued(void)
 {
     __atomic_store_n(&openib_connect_work, 1, __ATOMIC_RELEASE);
 }
+/* The same as a function: what a plug-in CPC's set_wake hook receives. */
+void openib_connect_request_progress(void);
 
 /* The oob CPC's side channel so far (MPI_T): sessions over UD, and TCP
  * connections (one per handshake over TCP). */

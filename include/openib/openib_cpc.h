@@ -21,6 +21,9 @@
  *       QPs itself, iWARP); module: `uses_cts` given its meaning; port caps:
  *       OPENIB_PORT_CAP_IWARP.
  *   v4  port: `traffic_class`, `service_level` (for a CPC's own packets).
+ *   v5  component: `progress`, `set_wake` (a CPC's own asynchronous work:
+ *       handshake messages, timers, a passive side, driven by the BTL's
+ *       progress instead of calls the BTL knows by name).
  * A plug-in built against v1 headers keeps working: the framework reads the
  * v2 fields only when the caller's size says they are there.
  */
@@ -38,7 +41,7 @@
 extern "C" {
 #endif
 
-#define OPENIB_CPC_ABI_VERSION 4
+#define OPENIB_CPC_ABI_VERSION 5
 
 /* Return codes: these are Open MPI's OPAL_* values (opal/constants.h), spelled
  * out so plug-ins need no Open MPI headers. */
@@ -185,7 +188,8 @@ struct openib_cpc_module;
 
 /*
  * CPC component table: one `static const` instance per CPC.
- * Rules: openib_abi.h. v1 ends at `finalize`; v2 added `aliases`.
+ * Rules: openib_abi.h. v1 ends at `finalize`; v2 added `aliases`; v5
+ * `progress` and `set_wake` (check with OPENIB_HAS_FIELD).
  */
 struct openib_cpc_component {
     uint32_t size;               /* v1 */
@@ -208,6 +212,19 @@ struct openib_cpc_component {
     int (*finalize)(void);
     /* v2: NULL-terminated other names accepted in include/exclude lists. */
     const char *const *aliases;
+    /* v5: the CPC's own work (messages that arrived, timers, a passive
+     * side's requests), run by the BTL's progress in the thread that drives
+     * MPI, with the BTL's lock held: btl_ops may be called from here. Called
+     * every few progress calls with `urgent` false, and on the next progress
+     * call with `urgent` true after the CPC asked through its wake function.
+     * Must not block. Returns the number of events handled. Only while init
+     * has succeeded and finalize has not run. May be NULL. */
+    int (*progress)(bool urgent);
+    /* v5: called once after a successful init with the function the CPC's
+     * own threads call (any thread, any time, lock-free) when they queued
+     * work for `progress`: without it, a process that calls MPI rarely would
+     * see that work only every few progress calls. May be NULL. */
+    void (*set_wake)(void (*wake)(void));
 };
 #define OPENIB_CPC_COMPONENT_V1_SIZE OPENIB_SIZE_THROUGH(struct openib_cpc_component, finalize)
 

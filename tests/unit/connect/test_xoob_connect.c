@@ -280,7 +280,7 @@ static void responder_for(struct fake_ep *r, struct openib_cpc_module *rm,
     do {                                                                       \
         time_t end_ = time(NULL) + 10;                                         \
         while (!(cond) && time(NULL) < end_) {                                 \
-            openib_cpc_oob_progress();                                         \
+            openib_cpc_xoob_progress(false);                                   \
         }                                                                      \
     } while (0)
 
@@ -453,7 +453,7 @@ static int exchange(uint32_t addr, uint16_t port, const uint8_t *frame, uint8_t 
     while (time(NULL) < end) {
         ssize_t n;
 
-        openib_cpc_oob_progress();
+        openib_cpc_xoob_progress(false);
         n = recv(fd, ans + got, OOB_MSG_SIZE - got, MSG_DONTWAIT);
         if (n > 0) {
             got += (size_t) n;
@@ -597,7 +597,7 @@ static void progress_for(long ms)
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
     do {
-        openib_cpc_oob_progress();
+        openib_cpc_xoob_progress(false);
         pause_ms(1);
         clock_gettime(CLOCK_MONOTONIC, &t);
     } while ((t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L < ms);
@@ -636,7 +636,7 @@ static void busy_child(int blob_fd, int go_fd)
     }
     end = time(NULL) + 10;
     while (0 == bb.tgt_made && time(NULL) < end) {
-        openib_cpc_oob_progress();
+        openib_cpc_xoob_progress(false);
     }
     if (read(go_fd, &c, 1) != 1) { /* the driver has the answer */
         _exit(4);
