@@ -17,6 +17,7 @@
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_limits.h"
 #include "btl_openib/btl_openib_pack.h"
+#include "btl_openib/btl_openib_port_speed.h"
 #include "btl_openib/btl_openib_qp_state.h"
 #include "btl_openib/btl_openib_send.h"
 #include "btl_openib/btl_openib_teardown.h"
@@ -196,6 +197,32 @@ static int apply_device_table(mca_btl_openib_module_t *m, int cqe)
     return cqe;
 }
 
+/* ob1 splits a large message across rails in proportion to btl_bandwidth:
+ * the port's data rate, unless the user set btl_openib_bandwidth (or the
+ * rate cannot be told: the template's value stays). */
+static void set_bandwidth(mca_btl_openib_module_t *m)
+{
+    uint32_t bw = openib_port_bandwidth(&m->port_attr);
+
+    if (openib_params_user_set("bandwidth")) {
+        OPENIB_VERBOSE(10, "%s:%d: btl_openib_bandwidth %u Mb/s as set (the port: %u Mb/s)",
+                       m->dev->name, m->port_num, m->super.btl_bandwidth, bw);
+        return;
+    }
+    if (0 == bw) {
+        OPENIB_VERBOSE(10, "%s:%d: port speed %u, width %u: data rate unknown; "
+                       "btl_openib_bandwidth stays %u Mb/s", m->dev->name, m->port_num,
+                       m->port_attr.active_speed, m->port_attr.active_width,
+                       m->super.btl_bandwidth);
+        return;
+    }
+    m->super.btl_bandwidth = bw;
+    OPENIB_VERBOSE(10, "%s:%d: btl_openib_bandwidth %u Mb/s from the port (speed %u, width %u), "
+                   "ob1's weight for this rail; setting btl_openib_bandwidth overrides it",
+                   m->dev->name, m->port_num, bw, m->port_attr.active_speed,
+                   m->port_attr.active_width);
+}
+
 int openib_module_init(mca_btl_openib_module_t *m)
 {
     int cqe = openib_params.cq_size, rc;
@@ -209,6 +236,7 @@ int openib_module_init(mca_btl_openib_module_t *m)
     OBJ_CONSTRUCT(&m->stalled, opal_list_t);
     OBJ_CONSTRUCT(&m->lru, opal_list_t);
 
+    set_bandwidth(m);
     /* openib_limits_check_port() fitted cq_size to the device */
     cqe = apply_device_table(m, cqe);
     rc = openib_cq_create(m, cqe);

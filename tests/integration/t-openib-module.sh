@@ -22,3 +22,26 @@ assert_grep "$OPENIB_MODULE_REGEX" "$out" "a module on $OPENIB_TEST_DEVICE port 
 [ "$rc" = 0 ] || fail "mpirun exited with status $rc"
 check_pingpong "$out" 1
 ok "our openib component loaded and opened $OPENIB_TEST_DEVICE port 1"
+
+# btl_bandwidth (ob1's rail weight) comes from the port's active speed and
+# width (the rate table itself: tests/unit/test_port_speed.c); a value the
+# user sets stays.
+speed=$(ibv_devinfo -v -d "$OPENIB_TEST_DEVICE" -i 1 | sed -n 's/.*active_speed:.*(\([0-9]*\)).*/\1/p')
+width=$(ibv_devinfo -v -d "$OPENIB_TEST_DEVICE" -i 1 | sed -n 's/.*active_width:.*(\([0-9]*\)).*/\1/p')
+[ -n "$speed" ] && [ -n "$width" ] || fail "ibv_devinfo -v gave no active_speed/active_width codes"
+for bw in port 12345; do
+	out=$OPENIB_TEST_TMP/bandwidth-$bw.out
+	set -- --mca btl_openib_verbose 10
+	[ "$bw" = port ] || set -- "$@" --mca btl_openib_bandwidth "$bw"
+	"${MPIRUN[@]}" --mca pml ob1 --mca btl openib,self "$@" "$pp" -n 1 >"$out" 2>&1
+	rc=$?
+	[ "$rc" = 0 ] || { show "$out"; fail "bandwidth $bw: mpirun exited with status $rc"; }
+	if [ "$bw" = port ]; then
+		assert_grep "openib: $OPENIB_TEST_DEVICE:1: btl_openib_bandwidth [1-9][0-9]* Mb/s from the port \\(speed $speed, width $width\\)" \
+			"$out" "btl_bandwidth from the port (speed $speed, width $width)"
+	else
+		assert_grep "openib: $OPENIB_TEST_DEVICE:1: btl_openib_bandwidth 12345 Mb/s as set" "$out" \
+			"a btl_openib_bandwidth the user set stays"
+	fi
+done
+ok "btl_bandwidth: the port's rate (speed $speed, width $width), or the user's"
