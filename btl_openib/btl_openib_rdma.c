@@ -9,6 +9,7 @@
 #include "opal/constants.h"
 #include "opal/runtime/opal_progress.h"
 
+#include "btl_openib/btl_openib_clock.h"
 #include "btl_openib/btl_openib_lock.h"
 #include "btl_openib/btl_openib_rdma.h"
 #include "btl_openib/btl_openib_reg.h"
@@ -354,16 +355,14 @@ static int32_t outstanding(mca_btl_openib_module_t *m, mca_btl_base_endpoint_t *
 int openib_flush(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep)
 {
     mca_btl_openib_module_t *m = (mca_btl_openib_module_t *) btl;
-    struct timespec start, now;
+    const long give_up_ms = openib_now_ms() + 4000L * openib_params.connect_timeout;
 
     /* Bounded: a peer that never answers turns into a QP error (retry
      * count x ACK timeout), which completes the operations with an error;
      * the clock below only guards against a device that stops completing. */
-    clock_gettime(CLOCK_MONOTONIC, &start);
     while (outstanding(m, ep) > 0) {
         OPENIB_CALLOUT(opal_progress());
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec - start.tv_sec > openib_params.connect_timeout * 4) {
+        if (openib_now_ms() > give_up_ms) {
             OPENIB_VERBOSE(1, "flush gave up after %d s with %d operations outstanding",
                            openib_params.connect_timeout * 4, outstanding(m, ep));
             return OPAL_ERROR;

@@ -9,6 +9,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
+
+#include "openib/openib_cpc.h"
 
 struct openib_cpc_active {
     void **v;            /* elements, v[0 .. n-1] */
@@ -29,6 +32,15 @@ void openib_cpc_active_fini(struct openib_cpc_active *s);
 
 /* CLOCK_MONOTONIC in milliseconds. */
 long openib_cpc_now_ms(void);
+
+/* Crossing connects (each side sent the other a request): the side whose
+ * process name compares lower keeps initiating and refuses the other's
+ * request; the other drops its own attempt and answers. Both sides compute
+ * the same answer, so exactly one handshake completes. */
+static inline bool openib_cpc_keeps_initiating(const struct openib_cpc_endpoint *cep)
+{
+    return memcmp(cep->local_id, cep->peer_id, cep->id_len) < 0;
+}
 
 /*
  * A handshake's deadline bounds the peer's silence, and silence is counted

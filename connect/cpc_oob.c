@@ -526,8 +526,8 @@ static void on_req(struct oob_module *mod, const struct oob_event *ev, const str
         return;
     }
     if (e->st == ST_REQ_SENT || e->st == ST_RETRY) {
-        if (memcmp(cep->local_id, cep->peer_id, OOB_ID_LEN) < 0) {
-            reply_reject(e, sid, in, OOB_REJ_CROSS); /* we keep initiating */
+        if (openib_cpc_keeps_initiating(cep)) {
+            reply_reject(e, sid, in, OOB_REJ_CROSS);
             return;
         }
         if (e->sid >= 0) {

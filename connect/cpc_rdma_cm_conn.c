@@ -182,7 +182,7 @@ struct rcm_ep {
     uint8_t qup;                 /* bit q: QP q's connection is established */
     bool iw_initiator;           /* we sent the QP requests: we send first */
     bool recvs_posted;
-    int active_index;            /* in rcm.active while a handshake is under way */
+    int active_index;            /* in rcm.active while a handshake is under way, else -1 */
     int all_index;               /* in rcm.all while the endpoint exists */
 };
 
@@ -190,23 +190,16 @@ static struct {
     struct rdma_event_channel *ch;
     int refs;
     unsigned tick;
-    struct rcm_ep **active;      /* handshakes under way (timers) */
-    int nactive, cap_active;
-    struct rcm_ep **all;         /* our endpoints: is a BTL endpoint ours? */
-    int nall, cap_all;
+    struct openib_cpc_active active; /* handshakes under way (timers) */
+    struct openib_cpc_active all;    /* our endpoints: is a BTL endpoint ours? */
     uint8_t local_id[RCM_ID_LEN];
     bool have_local_id;
     struct openib_auth_replay replay;          /* (sender, chunk, nonce) of accepted chunks */
     unsigned long refused[RCM_REFUSAL_COUNT];  /* for the log's rate limit */
-} rcm;
-
-static long now_ms(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
-}
+} rcm = {
+    .active = OPENIB_CPC_ACTIVE_INIT(struct rcm_ep, active_index),
+    .all = OPENIB_CPC_ACTIVE_INIT(struct rcm_ep, all_index),
+};
 
 /* The parameters as used: a timeout below 1 s or negative retries would
  * end every connection before it starts. */
@@ -274,41 +267,21 @@ void rcm_channel_put(void)
 
 /* ---- bookkeeping ---- */
 
-static bool ptr_array_add(struct rcm_ep ***a, int *n, int *cap, struct rcm_ep *e, int *index)
-{
-    if (*n == *cap) {
-        int c = *cap ? 2 * *cap : 16;
-        struct rcm_ep **p = realloc(*a, c * sizeof(*p));
-        if (NULL == p) {
-            return false;
-        }
-        *a = p;
-        *cap = c;
-    }
-    *index = *n;
-    (*a)[(*n)++] = e;
-    return true;
-}
-
 static void set_active(struct rcm_ep *e, bool on)
 {
     if (on && e->active_index < 0) {
-        e->looked_ms = now_ms();
-        /* Out of memory: this handshake runs without our timers, bounded
-         * by the IB CM's own timeouts only. */
-        (void) ptr_array_add(&rcm.active, &rcm.nactive, &rcm.cap_active, e, &e->active_index);
-    } else if (!on && e->active_index >= 0) {
-        rcm.active[e->active_index] = rcm.active[--rcm.nactive];
-        rcm.active[e->active_index]->active_index = e->active_index;
-        e->active_index = -1;
+        e->looked_ms = openib_cpc_now_ms();
     }
+    /* Out of memory: this handshake runs without our timers, bounded by
+     * the IB CM's own timeouts only. */
+    (void) openib_cpc_active_set(&rcm.active, e, on);
 }
 
 /* The peer's CPC answered (or asked): it is alive, the silence bound
  * starts again. */
 static void alive(struct rcm_ep *e)
 {
-    long d = now_ms() + 1000L * timeout_s();
+    long d = openib_cpc_now_ms() + 1000L * timeout_s();
 
     if (d > e->deadline_ms) {
         e->deadline_ms = d;
@@ -320,9 +293,11 @@ static struct rcm_ep *own_ep(const struct openib_cpc_endpoint *cep)
 {
     int i;
 
-    for (i = 0; NULL != cep && i < rcm.nall; ++i) {
-        if (rcm.all[i]->cep == cep) {
-            return rcm.all[i];
+    for (i = 0; NULL != cep && i < rcm.all.n; ++i) {
+        struct rcm_ep *e = rcm.all.v[i];
+
+        if (e->cep == cep) {
+            return e;
         }
     }
     return NULL;
@@ -529,7 +504,7 @@ static void qps_connect(struct rcm_ep *e)
     src.sin_addr.s_addr = e->mod->ip;
     e->iw_initiator = true;
     e->st = RS_QPS;
-    e->step_ms = now_ms() + step_timeout_ms();
+    e->step_ms = openib_cpc_now_ms() + step_timeout_ms();
     for (q = 0; q < e->nq; ++q) {
         if (0 != rdma_create_id(rcm.ch, &e->qid[q], e, RDMA_PS_TCP)) {
             e->qid[q] = NULL;
@@ -656,7 +631,7 @@ static void retry(struct rcm_ep *e, const char *fmt, ...)
      * which a stale-connection refusal clears. */
     backoff = 100L * e->failures;
     e->st = RS_RETRY;
-    e->retry_ms = now_ms() + (backoff > RCM_BACKOFF_MAX_MS ? RCM_BACKOFF_MAX_MS : backoff);
+    e->retry_ms = openib_cpc_now_ms() + (backoff > RCM_BACKOFF_MAX_MS ? RCM_BACKOFF_MAX_MS : backoff);
     RCM_LOG(e, "attempt %d: %s; retrying", e->attempts, why);
 }
 
@@ -674,7 +649,7 @@ static void busy_retry(struct rcm_ep *e)
     drop_id(&e->act_id);
     e->next_chunk = 0;
     e->st = RS_RETRY;
-    e->retry_ms = now_ms() + backoff;
+    e->retry_ms = openib_cpc_now_ms() + backoff;
     if (1 == e->busy || 0 == e->busy % 10) {
         RCM_LOG(e, "attempt %d: the peer is alive but its process is not in MPI (busy answer %d "
                 "from its listener thread); asking again in %ld ms, with no deadline while it "
@@ -724,7 +699,7 @@ static void start_attempt(struct rcm_ep *e)
         return;
     }
     e->st = RS_ADDR;
-    e->step_ms = now_ms() + step_timeout_ms();
+    e->step_ms = openib_cpc_now_ms() + step_timeout_ms();
     if (openib_cpc_reg.verbose_level >= 100) {
         char ip[INET_ADDRSTRLEN] = "?";
         inet_ntop(AF_INET, &dst.sin_addr, ip, sizeof(ip));
@@ -772,7 +747,7 @@ static void send_req(struct rcm_ep *e)
         return;
     }
     e->st = RS_REQ_SENT;
-    e->step_ms = now_ms() + step_timeout_ms();
+    e->step_ms = openib_cpc_now_ms() + step_timeout_ms();
     RCM_LOG(e, "REQ chunk %d/%d sent (%u bytes)", e->next_chunk + 1, n,
             (unsigned) p.private_data_len);
 }
@@ -856,7 +831,7 @@ static void on_reject(struct rcm_ep *e, const struct rcm_event *ev)
         drop_id(&e->act_id);
         e->next_chunk = 0;
         e->st = RS_WAIT_PEER;
-        e->step_ms = now_ms() + step_timeout_ms();
+        e->step_ms = openib_cpc_now_ms() + step_timeout_ms();
         RCM_LOG(e, "crossing connects: the peer initiates, waiting for its request");
         break;
     case RCM_REJ_MORE:
@@ -901,7 +876,7 @@ static void on_active_event(struct rcm_ep *e, const struct rcm_event *ev)
             return;
         }
         e->st = RS_ROUTE;
-        e->step_ms = now_ms() + step_timeout_ms();
+        e->step_ms = openib_cpc_now_ms() + step_timeout_ms();
         return;
     case RDMA_CM_EVENT_ROUTE_RESOLVED:
         if (RS_ROUTE == e->st) {
@@ -1182,7 +1157,7 @@ static void on_request(struct rcm_module *mod, const struct rcm_event *ev)
     RCM_LOG(e, "REQ chunk %u/%u received in state '%s'", r.idx + 1, r.count,
             state_names[e->st]);
     if (initiating(e)) {
-        if (memcmp(cep->local_id, cep->peer_id, RCM_ID_LEN) < 0) {
+        if (openib_cpc_keeps_initiating(cep)) {
             RCM_LOG(e, "crossing connects: we keep initiating, refusing the peer's request");
             reject(ev->id, cep->local_id, RCM_REJ_CROSS);
             return;
@@ -1316,13 +1291,13 @@ static int drain_events(void)
 
 static void check_timers(void)
 {
-    long t = now_ms();
+    long t = openib_cpc_now_ms();
     int i;
 
-    for (i = rcm.nactive - 1; i >= 0; --i) {
-        struct rcm_ep *e = rcm.active[i];
+    for (i = rcm.active.n - 1; i >= 0; --i) {
+        struct rcm_ep *e = rcm.active.v[i];
 
-        if (i >= rcm.nactive) {
+        if (i >= rcm.active.n) {
             continue; /* the list shrank under a handler */
         }
         openib_cpc_discount_absence(&e->deadline_ms, &e->looked_ms, t);
@@ -1380,13 +1355,13 @@ int openib_cpc_rdma_cm_progress(bool now)
     if (OPAL_LIKELY(NULL == rcm.ch)) {
         return 0;
     }
-    every = rcm.nactive > 0 ? RCM_BUSY_EVERY : RCM_IDLE_EVERY; /* powers of two */
+    every = rcm.active.n > 0 ? RCM_BUSY_EVERY : RCM_IDLE_EVERY; /* powers of two */
     if (OPAL_LIKELY(0 != (++rcm.tick & (every - 1))) && !now) {
         return 0;
     }
     n = drain_events();
     n += take_requests();
-    if (rcm.nactive > 0) {
+    if (rcm.active.n > 0) {
         check_timers();
     }
     return n;
@@ -1417,7 +1392,8 @@ int rcm_endpoint_init(struct openib_cpc_module *m, struct openib_cpc_endpoint *c
     e->cep = cep;
     e->mod = mod;
     e->active_index = -1;
-    if (!ptr_array_add(&rcm.all, &rcm.nall, &rcm.cap_all, e, &e->all_index)) {
+    e->all_index = -1;
+    if (!openib_cpc_active_set(&rcm.all, e, true)) {
         free(e);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
@@ -1460,8 +1436,7 @@ int rcm_endpoint_finalize(struct openib_cpc_module *m, struct openib_cpc_endpoin
     drop_id(&e->act_id);
     drop_id(&e->pas_id);
     drop_qids(e);
-    rcm.all[e->all_index] = rcm.all[--rcm.nall];
-    rcm.all[e->all_index]->all_index = e->all_index;
+    (void) openib_cpc_active_set(&rcm.all, e, false);
     free(e);
     cep->cpc_private = NULL;
     return OPAL_SUCCESS;
@@ -1469,11 +1444,8 @@ int rcm_endpoint_finalize(struct openib_cpc_module *m, struct openib_cpc_endpoin
 
 void rcm_conn_finalize(void)
 {
-    free(rcm.active);
-    free(rcm.all);
-    rcm.active = NULL;
-    rcm.all = NULL;
-    rcm.nactive = rcm.cap_active = rcm.nall = rcm.cap_all = 0;
+    openib_cpc_active_fini(&rcm.active);
+    openib_cpc_active_fini(&rcm.all);
     /* Every module dropped its reference; this only guards a BTL that
      * skipped a module's finalize. */
     if (NULL != rcm.ch) {

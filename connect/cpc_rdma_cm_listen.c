@@ -57,6 +57,7 @@
 
 #include "opal/constants.h"
 
+#include "connect/cpc_active.h"
 #include "connect/cpc_rdma_cm.h"
 
 /* How long a request waits for the MPI thread before the thread says
@@ -89,14 +90,6 @@ static struct {
     int count;                     /* n, read without the lock (atomics) */
     uint8_t local_id[RCM_ID_LEN];  /* zeros until the first endpoint */
 } lst = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake_fd = -1 };
-
-static long now_ms(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
-}
 
 /* with lst.lock held: take out request i */
 static void take(int i, struct pending *out)
@@ -168,7 +161,7 @@ static int read_events(struct rdma_cm_id **busy, int nbusy)
                     p->ev.priv_len = c->private_data_len; /* uint8_t: fits */
                     memcpy(p->ev.priv, c->private_data, p->ev.priv_len);
                 }
-                p->at_ms = now_ms();
+                p->at_ms = openib_cpc_now_ms();
                 {
                     struct rcm_msg m;
 
@@ -204,7 +197,7 @@ static void *listen_main(void *arg)
         pthread_mutex_lock(&lst.lock);
         i = oldest_busy_candidate();
         if (i >= 0) {
-            long wait = lst.q[i].at_ms + RCM_BUSY_GRACE_MS - now_ms();
+            long wait = lst.q[i].at_ms + RCM_BUSY_GRACE_MS - openib_cpc_now_ms();
             timeout = wait < 0 ? 0 : (int) wait;
         }
         pthread_mutex_unlock(&lst.lock);
@@ -220,7 +213,7 @@ static void *listen_main(void *arg)
         if (pfd[0].revents & POLLIN) {
             nbusy = read_events(busy, 0);
         }
-        t = now_ms();
+        t = openib_cpc_now_ms();
         while (nbusy < (int) (sizeof(busy) / sizeof(busy[0])) &&
                (i = oldest_busy_candidate()) >= 0 && t - lst.q[i].at_ms >= RCM_BUSY_GRACE_MS) {
             struct pending p;
