@@ -114,11 +114,15 @@ static ssize_t hmem_account(const struct hmem_obj *co, int t, ssize_t rc, size_t
     return rc;
 }
 
-ssize_t openib_hmem_copy_from_iov(const struct openib_hmem_object *obj,
-                                  enum openib_hmem_iface iface, uint64_t device, void *dst,
-                                  size_t len, const struct iovec *iov, size_t cnt, uint64_t off)
+/* Both directions: the object's override of the operation when it has one,
+ * else the built-in copy (host memory: a walk of the iovec; device memory:
+ * the interface's default), counted either way. `buf` is the host side. */
+static ssize_t hmem_copy_iov(const struct openib_hmem_object *obj, bool to_hmem,
+                             enum openib_hmem_iface iface, uint64_t device,
+                             const struct iovec *iov, size_t cnt, uint64_t off, void *buf,
+                             size_t len)
 {
-    const int t = OPENIB_HMEM_OP_COPY_FROM_HMEM_IOV;
+    const int t = to_hmem ? OPENIB_HMEM_OP_COPY_TO_HMEM_IOV : OPENIB_HMEM_OP_COPY_FROM_HMEM_IOV;
     const struct hmem_obj *o = hmem_obj_of(obj);
     union openib_hmem_op op;
     ssize_t rc;
@@ -127,16 +131,27 @@ ssize_t openib_hmem_copy_from_iov(const struct openib_hmem_object *obj,
         return -EINVAL;
     }
     __atomic_load(&o->ovr[t], &op, __ATOMIC_ACQUIRE);
-    if (HMEM_LIKELY(NULL == op.copy_from_hmem_iov)) {
+    if (HMEM_LIKELY(to_hmem ? NULL == op.copy_to_hmem_iov : NULL == op.copy_from_hmem_iov)) {
         if (HMEM_LIKELY(OPENIB_HMEM_SYSTEM == iface)) {
-            rc = hmem_iov_walk(iov, cnt, off, dst, len, device, hmem_sys_seg_from);
+            rc = hmem_iov_walk(iov, cnt, off, buf, len, device,
+                               to_hmem ? hmem_sys_seg_to : hmem_sys_seg_from);
+        } else if (to_hmem) {
+            rc = openib_hmem_default_copy_to_hmem_iov(iface, device, iov, cnt, off, buf, len);
         } else {
-            rc = openib_hmem_default_copy_from_hmem_iov(dst, len, iface, device, iov, cnt, off);
+            rc = openib_hmem_default_copy_from_hmem_iov(buf, len, iface, device, iov, cnt, off);
         }
         return hmem_account(o, t, rc, len, false);
     }
-    rc = op.copy_from_hmem_iov(dst, len, iface, device, iov, cnt, off);
+    rc = to_hmem ? op.copy_to_hmem_iov(iface, device, iov, cnt, off, buf, len)
+                 : op.copy_from_hmem_iov(buf, len, iface, device, iov, cnt, off);
     return hmem_account(o, t, rc, len, true);
+}
+
+ssize_t openib_hmem_copy_from_iov(const struct openib_hmem_object *obj,
+                                  enum openib_hmem_iface iface, uint64_t device, void *dst,
+                                  size_t len, const struct iovec *iov, size_t cnt, uint64_t off)
+{
+    return hmem_copy_iov(obj, false, iface, device, iov, cnt, off, dst, len);
 }
 
 ssize_t openib_hmem_copy_to_iov(const struct openib_hmem_object *obj,
@@ -144,25 +159,7 @@ ssize_t openib_hmem_copy_to_iov(const struct openib_hmem_object *obj,
                                 const struct iovec *iov, size_t cnt, uint64_t off,
                                 const void *src, size_t len)
 {
-    const int t = OPENIB_HMEM_OP_COPY_TO_HMEM_IOV;
-    const struct hmem_obj *o = hmem_obj_of(obj);
-    union openib_hmem_op op;
-    ssize_t rc;
-
-    if (HMEM_UNLIKELY(NULL == o)) {
-        return -EINVAL;
-    }
-    __atomic_load(&o->ovr[t], &op, __ATOMIC_ACQUIRE);
-    if (HMEM_LIKELY(NULL == op.copy_to_hmem_iov)) {
-        if (HMEM_LIKELY(OPENIB_HMEM_SYSTEM == iface)) {
-            rc = hmem_iov_walk(iov, cnt, off, (void *) src, len, device, hmem_sys_seg_to);
-        } else {
-            rc = openib_hmem_default_copy_to_hmem_iov(iface, device, iov, cnt, off, src, len);
-        }
-        return hmem_account(o, t, rc, len, false);
-    }
-    rc = op.copy_to_hmem_iov(iface, device, iov, cnt, off, src, len);
-    return hmem_account(o, t, rc, len, true);
+    return hmem_copy_iov(obj, true, iface, device, iov, cnt, off, (void *) src, len);
 }
 
 ssize_t openib_hmem_copy_from_buf(const struct openib_hmem_object *obj,
