@@ -12,7 +12,7 @@
  *   send QP -> RTR -> RTS, complete
  *
  * The send QP is shared by all endpoints to processes on that node (the
- * node table, btl_openib/btl_openib_xrc_node.h): the first endpoint drives
+ * node table, cpc_xoob_node.h): the first endpoint drives
  * the handshake with its own peer; the others wait, and need only their
  * peer's SRQ numbers, which every port publishes in its modex blob. No
  * crossing to resolve: the two directions are separate handshakes.

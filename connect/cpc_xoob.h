@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "btl_openib/btl_openib_xrc_node.h"
+#include "connect/cpc_xoob_node.h"
 
 struct oob_event;
 

@@ -12,7 +12,7 @@
 
 #include "opal/constants.h"
 
-#include "btl_openib/btl_openib_xrc_node.h"
+#include "connect/cpc_xoob_node.h"
 #include "tests/unit/unit.h"
 
 struct waiter {

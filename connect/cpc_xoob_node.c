@@ -1,5 +1,5 @@
 /*
- * btl_openib_xrc_node.c - the per-remote-node table of shared XRC send QPs:
+ * cpc_xoob_node.c - the per-remote-node table of shared XRC send QPs:
  * a hash by key for lookups, a doubly linked list for the final sweep.
  */
 #include "opal_config.h"
@@ -10,7 +10,7 @@
 
 #include "opal/constants.h"
 
-#include "btl_openib/btl_openib_xrc_node.h"
+#include "connect/cpc_xoob_node.h"
 
 void openib_xrc_node_table_init(struct openib_xrc_node_table *t)
 {

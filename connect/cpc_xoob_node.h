@@ -1,5 +1,7 @@
 /*
- * btl_openib_xrc_node.h - XRC send-QP sharing: one entry per remote node.
+ * cpc_xoob_node.h - XRC send-QP sharing: one entry per remote node. The
+ * xoob CPC keeps the table; the BTL reserves send WQEs on an entry when an
+ * endpoint attaches to it (struct openib_xoob_btl_ops).
  *
  * With XRC a process needs one send QP per remote node, not per remote
  * process: the peer's XRC SRQ number in each work request picks the process.
@@ -8,8 +10,8 @@
  * while the first one connects it. Device-free (the QP is an opaque pointer)
  * so it is unit-tested without hardware. Single-threaded, like progress.
  */
-#ifndef BTL_OPENIB_XRC_NODE_H
-#define BTL_OPENIB_XRC_NODE_H
+#ifndef CPC_XOOB_NODE_H
+#define CPC_XOOB_NODE_H
 
 #include <stdbool.h>
 #include <stddef.h>
