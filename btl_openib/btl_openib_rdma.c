@@ -164,7 +164,9 @@ static int local_op(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, voi
  * cache keeps it) and released at its completion.
  */
 static int loopback_atomic(mca_btl_openib_module_t *m, void *local, uint64_t remote,
-                           mca_btl_base_registration_handle_t *lh, openib_frag_t **out)
+                           mca_btl_base_registration_handle_t *lh,
+                           mca_btl_base_rdma_completion_fn_t cb, void *ctx, void *data,
+                           openib_frag_t **out)
 {
     mca_btl_base_registration_handle_t *target, *lreg = NULL;
     mca_btl_base_endpoint_t *self;
@@ -191,7 +193,7 @@ static int loopback_atomic(mca_btl_openib_module_t *m, void *local, uint64_t rem
             return OPAL_ERR_OUT_OF_RESOURCE;
         }
     }
-    f = rdma_frag(m, self, local, 8, lh, NULL, NULL, NULL);
+    f = rdma_frag(m, self, local, 8, lh, cb, ctx, data);
     if (OPAL_UNLIKELY(NULL == f)) {
         openib_deregister_mem(&m->super, target);
         if (lreg) {
@@ -282,14 +284,11 @@ static int atomic_common(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep
         return OPAL_ERR_BAD_PARAM;
     }
     if (OPAL_UNLIKELY(NULL == rh)) {
-        int rc = loopback_atomic(m, local, remote, lh, &f);
+        int rc = loopback_atomic(m, local, remote, lh, cb, ctx, data, &f);
 
         if (OPAL_SUCCESS != rc) {
             return rc;
         }
-        f->rdma_cb = cb;
-        f->cbctx = ctx;
-        f->cbdata = data;
         rh = f->target_reg;
         ep = f->ep;
     } else {
