@@ -91,11 +91,11 @@
  *
  * Events: the endpoints' cm_ids use one non-blocking event channel per
  * process (the listeners have their own, cpc_rdma_cm_listen.c). The BTL's
- * progress calls openib_cpc_rdma_cm_progress(), which looks at the channel
- * (one poll() with a zero timeout, ~0.8 us in the TCG guest) and at the
- * queued requests only every RCM_IDLE_EVERY calls (~5 ns a call on
- * average), or every RCM_BUSY_EVERY calls while a handshake of ours is
- * under way. Each event is copied and acknowledged before it is handled,
+ * progress runs openib_cpc_rdma_cm_progress() (the component's progress
+ * hook), which looks at the channel (one poll() system call with a zero
+ * timeout) and at the queued requests only every RCM_IDLE_EVERY calls, so
+ * an idle process pays a counter increment per call, or every
+ * RCM_BUSY_EVERY calls while a handshake of ours is under way. Each event is copied and acknowledged before it is handled,
  * so any handler may destroy any cm_id.
  */
 #include "opal_config.h"
