@@ -95,8 +95,9 @@
  * hook), which looks at the channel (one poll() system call with a zero
  * timeout) and at the queued requests only every RCM_IDLE_EVERY calls, so
  * an idle process pays a counter increment per call, or every
- * RCM_BUSY_EVERY calls while a handshake of ours is under way. Each event is copied and acknowledged before it is handled,
- * so any handler may destroy any cm_id.
+ * RCM_BUSY_EVERY calls while a handshake of ours is under way. Each event
+ * is copied and acknowledged before it is handled, so any handler may
+ * destroy any cm_id.
  */
 #include "opal_config.h"
 
@@ -631,7 +632,8 @@ static void retry(struct rcm_ep *e, const char *fmt, ...)
      * which a stale-connection refusal clears. */
     backoff = 100L * e->failures;
     e->st = RS_RETRY;
-    e->retry_ms = openib_cpc_now_ms() + (backoff > RCM_BACKOFF_MAX_MS ? RCM_BACKOFF_MAX_MS : backoff);
+    e->retry_ms = openib_cpc_now_ms() +
+                  (backoff > RCM_BACKOFF_MAX_MS ? RCM_BACKOFF_MAX_MS : backoff);
     RCM_LOG(e, "attempt %d: %s; retrying", e->attempts, why);
 }
 
