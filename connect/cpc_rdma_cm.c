@@ -12,7 +12,7 @@
  * without an IPv4 address and a port whose address rdma_cm cannot bind
  * decline with the reason. On iWARP the CM moves the QPs itself: the BTL's
  * QPs are handed to it by number, one connection each, after the
- * handshake (cpc_rdma_cm_conn.c); uses_cts keeps MPA's rule that the
+ * handshake (cpc_rdma_cm_iwarp.c); uses_cts keeps MPA's rule that the
  * initiator sends first.
  *
  * Default priority 40, below oob (50): oob stays the documented default.

@@ -3,7 +3,9 @@
  *   cpc_rdma_cm.c       component and module: parameters, query, listener
  *   cpc_rdma_cm_addr.c  which IPv4 address a port answers on
  *   cpc_rdma_cm_wire.c  the private-data format (pure; unit-tested)
- *   cpc_rdma_cm_conn.c  the handshake: events, crossing rule, timers
+ *   cpc_rdma_cm_conn.c  the handshake (described there): bookkeeping and the
+ *                       endpoints; its other files (initiator, responder,
+ *                       iwarp, events) are listed in cpc_rdma_cm_conn.h
  *   cpc_rdma_cm_listen.c  the listeners' channel and the thread that says
  *                       "busy" for a process that is not in MPI
  */
@@ -141,7 +143,8 @@ struct rcm_req {
 };
 /* The responder's checks that need nothing but the frame, our name and our
  * token: lengths and layout (MALFORMED), then the MAC (BAD_MAC). Membership,
- * freshness and the source address are the caller's (cpc_rdma_cm_conn.c). */
+ * freshness and the source address are the caller's
+ * (cpc_rdma_cm_responder.c). */
 enum rcm_refusal rcm_req_verify(const uint8_t *pd, size_t len, uint32_t qpn0,
                                 const void *own_id, const uint8_t *own_token,
                                 struct rcm_req *out) CPC_HIDDEN;
@@ -182,7 +185,7 @@ size_t rcm_busy_encode(uint8_t *p, const void *src) CPC_HIDDEN;
  * truncated (or not a BUSY), NOT_SUPPORTED for another marker version. */
 int rcm_busy_decode(const struct rcm_msg *m) CPC_HIDDEN;
 
-/* iWARP only (cpc_rdma_cm_conn.c): after the handshake above, every QP is
+/* iWARP only (cpc_rdma_cm_iwarp.c): after the handshake above, every QP is
  * connected on a cm_id of its own (MPA: one stream per QP), each request
  * and answer a QP frame: the header (arg: the QP's index), the nonce of the
  * handshake it belongs to, and a MAC keyed with the receiver's token that

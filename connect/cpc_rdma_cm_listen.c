@@ -28,7 +28,7 @@
  * the lock) owns its cm_id and answers it; nobody else touches it.
  *
  * The MPI thread takes requests in its progress (rcm_listen_take) and
- * answers each as before (cpc_rdma_cm_conn.c); one it accepts is first
+ * answers each as before (cpc_rdma_cm_responder.c); one it accepts is first
  * moved to the main channel (rdma_migrate_id), so the events that follow
  * (ESTABLISHED, ...) reach the MPI thread.
  *

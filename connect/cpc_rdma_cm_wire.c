@@ -63,7 +63,7 @@
  * port. So the body is 14 + 6n bytes: one chunk for one queue, two for two
  * to four (the default three: 32 bytes), three for five to eight. The
  * responder stores a chunk that is not the last and rejects it with MORE,
- * and the initiator sends the next on a fresh cm_id (cpc_rdma_cm_conn.c).
+ * and the initiator sends the next on a fresh cm_id (cpc_rdma_cm_initiator.c).
  *
  * REP (196 bytes; the body takes at most 62 of the 153 after the header):
  *
@@ -86,7 +86,7 @@
  *   [12]    0 (reserved)
  *
  * A reader that finds another marker version, or a BUSY cut short, does not
- * guess (cpc_rdma_cm_conn.c fails the connection with the reason).
+ * guess (cpc_rdma_cm_initiator.c fails the connection with the reason).
  */
 #include "opal_config.h"
 #include "opal/constants.h"

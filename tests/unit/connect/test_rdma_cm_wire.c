@@ -92,7 +92,7 @@ static enum rcm_refusal verify_req(const uint8_t *pd, size_t len, uint32_t qpn0,
 }
 
 /* What the responder does with one request chunk, in its order
- * (cpc_rdma_cm_conn.c, less the membership and address checks, which need
+ * (cpc_rdma_cm_responder.c, less the membership and address checks, which need
  * the BTL): verify, freshness, assembly. Returns the verdict; *complete
  * when the body is in. */
 static enum rcm_refusal responder_take(struct rcm_rx *rx, struct openib_auth_replay *seen,
