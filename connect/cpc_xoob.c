@@ -284,14 +284,8 @@ static int xoob_endpoint_finalize(struct openib_cpc_module *m, struct openib_cpc
     }
     if (openib_xrc_node_leave(e->node, e)) {
         /* we drove the handshake: the others must not wait for it forever */
-        (void) openib_cpc_active_set(&xoob_active, e, false);
-        if (e->sid >= 0) {
-            oob_chan_close(e->sid);
-            e->sid = -1;
-        }
-        openib_xrc_node_complete(e->node, OPAL_ERR_UNREACH,
-                                 "the endpoint connecting the node's send queue pair was closed",
-                                 xoob_waiter_done, NULL);
+        xoob_node_end(e, OPAL_ERR_UNREACH,
+                      "the endpoint connecting the node's send queue pair was closed");
     }
     (void) openib_cpc_active_set(&xoob_active, e, false);
     qp = openib_xrc_node_put(&mod->nodes, e->node);

@@ -16,7 +16,7 @@
 
 /* ---- the end of a node's handshake: every waiting endpoint hears it ---- */
 
-void xoob_waiter_done(void *waiter, int rc, const char *why, void *arg)
+static void waiter_done(void *waiter, int rc, const char *why, void *arg)
 {
     struct xoob_ep *e = waiter;
     struct openib_cpc_endpoint *cep = e->cep;
@@ -39,17 +39,22 @@ void xoob_waiter_done(void *waiter, int rc, const char *why, void *arg)
     cep->btl_ops->connect_failed(cep->btl_ep, rc, buf);
 }
 
-void xoob_node_finish(struct xoob_ep *driver, int rc, const char *why)
+void xoob_node_end(struct xoob_ep *driver, int rc, const char *why)
 {
-    if (why) {
-        XOOB_LOG(driver, "failed: %s", why);
-    }
     (void) openib_cpc_active_set(&xoob_active, driver, false);
     if (driver->sid >= 0) {
         oob_chan_close(driver->sid);
         driver->sid = -1;
     }
-    openib_xrc_node_complete(driver->node, rc, why, xoob_waiter_done, NULL);
+    openib_xrc_node_complete(driver->node, rc, why, waiter_done, NULL);
+}
+
+void xoob_node_finish(struct xoob_ep *driver, int rc, const char *why)
+{
+    if (why) {
+        XOOB_LOG(driver, "failed: %s", why);
+    }
+    xoob_node_end(driver, rc, why);
 }
 
 /* ---- initiator ---- */
@@ -123,7 +128,7 @@ int xoob_start_connect(struct openib_cpc_module *m, struct openib_cpc_endpoint *
     rc = openib_xrc_node_join(e->node, e);
     switch (rc) {
     case OPENIB_XRC_JOIN_READY:
-        xoob_waiter_done(e, OPAL_SUCCESS, NULL, NULL);
+        waiter_done(e, OPAL_SUCCESS, NULL, NULL);
         return e->failed ? OPAL_ERR_UNREACH : OPAL_SUCCESS;
     case OPENIB_XRC_JOIN_WAIT:
         e->waiting = true;

@@ -81,11 +81,12 @@ int xoob_start_connect(struct openib_cpc_module *m, struct openib_cpc_endpoint *
 int xoob_send_req(struct xoob_ep *e) CPC_HIDDEN;
 /* A REP or REJ that passed xoob_check_answer. */
 void xoob_on_reply(struct xoob_ep *e, const struct xoob_msg *in) CPC_HIDDEN;
-/* The driver's handshake is over (rc, why): off the timers, its session
- * closed, and every endpoint waiting on the node told, the driver too. */
+/* The driver's handshake is over (rc, why): logged when why is set, then
+ * xoob_node_end. */
 void xoob_node_finish(struct xoob_ep *driver, int rc, const char *why) CPC_HIDDEN;
-/* One waiter hears the end of its node's handshake (openib_xrc_node_cb). */
-void xoob_waiter_done(void *waiter, int rc, const char *why, void *arg) CPC_HIDDEN;
+/* The same, silently: off the timers, its session closed, and every
+ * endpoint waiting on the node told, the driver too. */
+void xoob_node_end(struct xoob_ep *driver, int rc, const char *why) CPC_HIDDEN;
 
 /* ---- cpc_xoob_responder.c ---- */
 /* A request on a session some process opened to mod's listener. */
