@@ -312,7 +312,16 @@ mca_btl_openib_endpoint_t *openib_endpoint_create(mca_btl_openib_module_t *m, op
                                                   const struct openib_modex_port *peer);
 void openib_endpoint_destroy(mca_btl_openib_endpoint_t *ep);
 int openib_endpoint_reset(mca_btl_openib_endpoint_t *ep);
+/* The connection attempt starts now, unless it started earlier (the time
+ * to connect is counted from here). */
+void openib_endpoint_note_started(mca_btl_openib_endpoint_t *ep);
+/* The endpoint's QPs (one per receive queue) in INIT, with its credit
+ * mailbox and CQ room; once per connection. */
+int openib_endpoint_create_qps(mca_btl_openib_endpoint_t *ep);
+/* what a CPC calls back into (btl_openib_endpoint_cpc.c) */
 extern const struct openib_cpc_btl_ops openib_cpc_btl_ops;
+/* The loopback endpoint needs no CPC: its QPs connect to themselves. */
+int openib_endpoint_self_connect(mca_btl_openib_endpoint_t *ep);
 
 /* modex (btl_openib_modex.c) */
 int openib_modex_send(void);

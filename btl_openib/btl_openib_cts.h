@@ -24,7 +24,7 @@ void openib_cts_established(mca_btl_openib_endpoint_t *ep, bool initiator);
  * connection) until the responder is connected. */
 void openib_cts_arrived(mca_btl_openib_endpoint_t *ep, int q);
 
-/* The connection is up (btl_openib_endpoint.c): sends what waited. */
+/* The connection is up (btl_openib_endpoint_cpc.c): sends what waited. */
 void openib_endpoint_connected(mca_btl_openib_endpoint_t *ep);
 
 #endif
