@@ -354,7 +354,7 @@ static int32_t outstanding(mca_btl_openib_module_t *m, mca_btl_base_endpoint_t *
 int openib_flush(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep)
 {
     mca_btl_openib_module_t *m = (mca_btl_openib_module_t *) btl;
-    const long give_up_ms = openib_now_ms() + 4000L * openib_params.connect_timeout;
+    const long give_up_ms = openib_now_ms() + 1000L * openib_params.flush_timeout;
 
     /* Bounded: a peer that never answers turns into a QP error (retry
      * count x ACK timeout), which completes the operations with an error;
@@ -363,7 +363,7 @@ int openib_flush(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep)
         OPENIB_CALLOUT(opal_progress());
         if (openib_now_ms() > give_up_ms) {
             OPENIB_VERBOSE(1, "flush gave up after %d s with %d operations outstanding",
-                           openib_params.connect_timeout * 4, outstanding(m, ep));
+                           openib_params.flush_timeout, outstanding(m, ep));
             return OPAL_ERROR;
         }
     }

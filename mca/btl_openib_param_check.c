@@ -66,7 +66,8 @@ const struct openib_param_range openib_param_ranges[] = {
     { "free_list_inc", 1, I32, 0, false,
       "a fragment list grows by this many when it runs out; with 0 it could never grow, "
       "and every peer that connects needs <count> more receive buffers on each P queue" },
-    { "connect_timeout", 1, 86400, 0, false, WHY_SECONDS },
+    { "flush_timeout", 1, 86400, 0, false,
+      "seconds; 0 would give up at once, and a day is far longer than any RDMA operation takes" },
     { "max_peers", 0, I32, 0, false,
       "0 keeps every connection; N closes a port's least recently used idle connection "
       "while it has more than N connected peers (reopened when needed)" },

@@ -42,7 +42,9 @@ struct openib_params openib_params = {
     .free_list_num = 64,
     .free_list_max = -1,
     .free_list_inc = 64,
-    .connect_timeout = 30,
+    /* flush waits on the device, not on the peer: a dead peer ends the
+     * operations sooner through the QP's retries (ib_timeout x retry count) */
+    .flush_timeout = 120,
     .poll_batch = 16,
     .eager_rdma_num = 16,
     .max_peers = 0,
@@ -116,8 +118,8 @@ int openib_params_register(struct mca_base_component_2_1_0_t *c)
           &openib_params.free_list_max, OPAL_INFO_LVL_5 },
         { "free_list_inc", "Fragments added when a size class runs out",
           &openib_params.free_list_inc, OPAL_INFO_LVL_5 },
-        { "connect_timeout", "Seconds a connection attempt may take before the peer is marked unreachable",
-          &openib_params.connect_timeout, OPAL_INFO_LVL_4 },
+        { "flush_timeout", "Seconds btl_flush (MPI one-sided synchronization) waits for outstanding RDMA operations before it reports an error: a guard against a device that stops completing (a peer that does not answer ends them sooner, through the queue pair's retries). Connection attempts are bounded by btl_openib_connect_<cpc>_timeout",
+          &openib_params.flush_timeout, OPAL_INFO_LVL_5 },
         { "poll_batch", "Completions taken per poll of a completion queue",
           &openib_params.poll_batch, OPAL_INFO_LVL_6 },
         { "max_peers", "Connected peers per port beyond which the least recently used idle connection is closed cleanly and reopened when needed (0 = no limit)",

@@ -26,7 +26,7 @@ struct openib_params {
     int free_list_num;        /* fragments preallocated per size class */
     int free_list_max;        /* -1: unlimited */
     int free_list_inc;
-    int connect_timeout;      /* seconds before a connection attempt fails */
+    int flush_timeout;        /* seconds btl_flush waits for outstanding RDMA */
     int poll_batch;           /* completions taken per ibv_poll_cq call */
     int eager_rdma_num;       /* peers per port that get an eager-RDMA ring; 0: off */
     int max_peers;            /* connected peers per port before idle ones close; 0: no limit */

@@ -26,7 +26,7 @@ static struct fake_var vars[] = {
     { "ib_timeout", 18 }, { "ib_retry_count", 7 }, { "ib_rnr_retry", 7 },
     { "ib_service_level", 0 }, { "traffic_class", 0 },
     { "max_send_wr", 127 }, { "free_list_num", 64 }, { "free_list_max", -1 },
-    { "free_list_inc", 64 }, { "connect_timeout", 30 }, { "max_peers", 0 }, { "poll_batch", 16 },
+    { "free_list_inc", 64 }, { "flush_timeout", 120 }, { "max_peers", 0 }, { "poll_batch", 16 },
     { "eager_rdma_num", 16 }, { "eager_rdma_threshold", 16 }, { "eager_rdma_slots", 32 },
     { "eager_rdma_slot_size", 2048 }, { "want_fork_support", -1 },
     { "connect_oob_timeout", 30 }, { "connect_oob_retries", 50 }, { "connect_rdma_cm_port", 0 },
