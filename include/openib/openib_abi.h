@@ -17,6 +17,7 @@
 #ifndef OPENIB_ABI_H
 #define OPENIB_ABI_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,11 +49,11 @@ static inline int openib_abi_check_size(const void *p, size_t given, size_t min_
     size_t i;
 
     if (NULL == p || given < min_size) {
-        return -22; /* -EINVAL */
+        return -EINVAL;
     }
     for (i = known; i < given; ++i) {
         if (b[i]) {
-            return -7; /* -E2BIG */
+            return -E2BIG;
         }
     }
     return 0;
