@@ -220,6 +220,22 @@ int oob_chan_alloc_session(void)
     return i;
 }
 
+/* with the lock held: what TCP and UD do alike when opening a session */
+int oob_chan_opened(int sid, const uint32_t *addrs, int naddr, const uint8_t *msg)
+{
+    struct session *s = sess_at(sid);
+
+    s->naddr = naddr > OOB_MAX_ADDRS ? OOB_MAX_ADDRS : naddr;
+    if (s->naddr > 0) {
+        memcpy(s->addrs, addrs, sizeof(uint32_t) * s->naddr);
+    }
+    memcpy(s->out, msg, OOB_MSG_SIZE);
+    s->outlen = OOB_MSG_SIZE;
+    oob_chan_wake();
+    return HANDLE(sid, s->gen);
+}
+
+
 int oob_chan_send(int h, const uint8_t *msg)
 {
     int rc = OPAL_SUCCESS;

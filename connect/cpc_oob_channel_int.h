@@ -167,6 +167,10 @@ void oob_chan_sess_fail(int sid, enum oob_error error, const char *why);
 bool oob_chan_on_frame(int sid);          /* a whole frame in s->in: keepalive or message */
 bool oob_chan_may_read(const struct session *s);
 void oob_chan_queue_ka(struct session *s, uint8_t type);
+/* A session the caller just opened (its fields set): the first message
+ * and the peer's addresses (at most OOB_MAX_ADDRS) stored, the thread
+ * woken. Returns the session's handle. */
+int oob_chan_opened(int sid, const uint32_t *addrs, int naddr, const uint8_t *msg);
 
 /* cpc_oob_channel_limits.c, with ch.lock held */
 /* The limits on unverified sessions for a new accepted one from this
