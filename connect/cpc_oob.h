@@ -1,10 +1,12 @@
 /*
- * cpc_oob.h - the oob CPC's progress hook (called from the BTL's progress),
- * and what oob and xoob share to judge frames on the side channel.
+ * cpc_oob.h - the side channel's progress (cpc_oob_events.c), which oob's
+ * and xoob's progress hooks run, and what oob and xoob share to judge
+ * frames on the side channel.
  */
 #ifndef CPC_OOB_H
 #define CPC_OOB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,6 +16,10 @@ struct openib_auth_replay;
  * both CPCs' progress hooks run it, so it runs whichever is selected.
  * Cheap when nothing is pending. Returns the number of events. */
 int openib_cpc_side_channel_progress(void);
+/* oob's and xoob's progress hooks: the side channel's events on every
+ * call, then `timers` every 64th call, counted in *tick (the hook's own).
+ * Returns the number of events. */
+int openib_cpc_side_channel_progress_with(bool urgent, unsigned *tick, void (*timers)(void));
 
 /* ---- shared by oob and xoob (one process, one side channel) ---- */
 

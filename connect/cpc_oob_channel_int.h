@@ -1,8 +1,10 @@
 /*
  * cpc_oob_channel_int.h - what the side channel's files share: the session
  * table, the listeners and UD ports, the lock and the event ring. Only for
- * cpc_oob_channel.c (sessions, events, keepalives, the thread),
- * cpc_oob_channel_tcp.c and cpc_oob_channel_ud.c (the transports).
+ * cpc_oob_channel.c (sessions, events, keepalives as they arrive),
+ * cpc_oob_channel_limits.c (the limits on unverified sessions),
+ * cpc_oob_channel_thread.c (the service thread), cpc_oob_channel_tcp.c and
+ * cpc_oob_channel_ud.c (the transports).
  *
  * Locking: ch.lock guards what both threads touch (session state, handles,
  * the output queue, the event ring, counters) and is held only to change
@@ -149,6 +151,8 @@ struct oob_chan {
 
 extern struct oob_chan oob_ch __attribute__((visibility("hidden")));
 
+#define LOG_Q ((int) (sizeof(oob_ch.log) / sizeof(oob_ch.log[0])))
+
 static inline struct session *sess_at(int slot)
 {
     return &oob_ch.chunk[slot / CHUNK_SLOTS][slot % CHUNK_SLOTS];
@@ -163,11 +167,21 @@ void oob_chan_sess_fail(int sid, enum oob_error error, const char *why);
 bool oob_chan_on_frame(int sid);          /* a whole frame in s->in: keepalive or message */
 bool oob_chan_may_read(const struct session *s);
 void oob_chan_queue_ka(struct session *s, uint8_t type);
+/* A session the caller just opened (its fields set): the first message
+ * and the peer's addresses (at most OOB_MAX_ADDRS) stored, the thread
+ * woken. Returns the session's handle. */
+int oob_chan_opened(int sid, const uint32_t *addrs, int naddr, const uint8_t *msg);
+
+/* cpc_oob_channel_limits.c, with ch.lock held */
 /* The limits on unverified sessions for a new accepted one from this
  * source (ud NULL: TCP's addr): false = refuse it (logged). */
 bool oob_chan_admit(uint32_t addr, const struct oob_ud_addr *ud);
 void oob_chan_log_refusal(enum refusal r, uint32_t addr, const struct oob_ud_addr *ud,
                           const char *detail);
+/* an accepted session nobody has vouched for yet, open, not closing */
+bool oob_chan_unverified(const struct session *s);
+
+/* cpc_oob_channel_thread.c, with ch.lock held */
 void oob_chan_min_timeout(int *timeout, long wait);
 /* Keepalive, idle limit and held message of an open session: what both
  * transports do before their own I/O. False: the session was freed. */

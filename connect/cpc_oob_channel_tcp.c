@@ -433,14 +433,9 @@ int oob_chan_connect(const uint32_t *addrs, int naddr, uint16_t port, const uint
     /* the thread connects (socket calls are its job); a failure, even an
      * immediate one, comes as an OOB_EV_ERROR */
     *s = (struct session) { .state = S_START, .fd = -1, .owner = owner, .port = port,
-                            .gen = s->gen, .ud_port = -1,
-                            .naddr = naddr > OOB_MAX_ADDRS ? OOB_MAX_ADDRS : naddr };
-    memcpy(s->addrs, addrs, sizeof(uint32_t) * s->naddr);
-    memcpy(s->out, msg, OOB_MSG_SIZE);
-    s->outlen = OOB_MSG_SIZE;
+                            .gen = s->gen, .ud_port = -1 };
     oob_ch.counts.tcp_opened++;
-    *sid_out = HANDLE(sid, s->gen);
-    oob_chan_wake();
+    *sid_out = oob_chan_opened(sid, addrs, naddr, msg);
     pthread_mutex_unlock(&oob_ch.lock);
     return OPAL_SUCCESS;
 }

@@ -529,16 +529,9 @@ int oob_chan_connect_ud(int uid, const struct oob_ud_addr *to, const uint32_t *p
                             .pinged_ms = t, .ud_port = uid, .ud = *to,
                             .ud_id = (uint32_t) HANDLE(sid, s->gen), .ud_rsid = OOB_UD_NO_SID,
                             .ud_rto_ms = UD_RTO_MS, .probe_due_ms = t + ud_probe_after_ms,
-                            .port = probe_port,
-                            .naddr = nprobe > OOB_MAX_ADDRS ? OOB_MAX_ADDRS : nprobe };
-    if (s->naddr > 0) {
-        memcpy(s->addrs, probe_addrs, sizeof(uint32_t) * s->naddr);
-    }
-    memcpy(s->out, msg, OOB_MSG_SIZE);
-    s->outlen = OOB_MSG_SIZE;
+                            .port = probe_port };
     oob_ch.counts.ud_opened++;
-    *sid_out = HANDLE(sid, s->gen);
-    oob_chan_wake();
+    *sid_out = oob_chan_opened(sid, probe_addrs, nprobe, msg);
     pthread_mutex_unlock(&oob_ch.lock);
     return OPAL_SUCCESS;
 }

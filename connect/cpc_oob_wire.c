@@ -54,6 +54,22 @@
 
 _Static_assert(OOB_MSG_LEN <= OOB_MSG_SIZE, "the oob message must fit a channel frame");
 
+/* A frame's u32 magic and u8 version at p (5 bytes there): BAD_PARAM for
+ * another magic, NOT_SUPPORTED for another version of ours. */
+static int check_head(const uint8_t *p, uint32_t magic, uint8_t version)
+{
+    uint64_t v;
+
+    cpc_be_get(p, &v, 4);
+    if (v != magic) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (p[4] != version) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    return OPAL_SUCCESS;
+}
+
 /* ---- blob ---- */
 
 int oob_blob_encode(uint8_t *buf, size_t cap, const struct oob_blob *b, size_t *len)
@@ -153,18 +169,16 @@ int oob_msg_decode(const uint8_t *buf, size_t size, struct oob_msg *out)
 {
     const uint8_t *p = buf;
     uint64_t v;
-    int i;
+    int i, rc;
 
     if (NULL == buf || NULL == out || size < 8) {
         return OPAL_ERR_BAD_PARAM;
     }
-    p = cpc_be_get(p, &v, 4);
-    if (v != OOB_MAGIC) {
-        return OPAL_ERR_BAD_PARAM;
+    rc = check_head(buf, OOB_MAGIC, OOB_MSG_VERSION);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
     }
-    if (p[0] != OOB_MSG_VERSION) {
-        return OPAL_ERR_NOT_SUPPORTED;
-    }
+    p = buf + 4;
     if (size < OOB_MSG_LEN || p[1] < OOB_REQ || p[1] > OOB_REJ) {
         return OPAL_ERR_BAD_PARAM;
     }
@@ -382,17 +396,16 @@ int oob_ud_decode(const uint8_t *buf, size_t len, struct oob_ud_hdr *h, const ui
     const uint8_t *p = buf;
     uint64_t v;
     bool carries;
+    int rc;
 
     if (NULL == buf || NULL == h || NULL == payload || len < OOB_UD_HDR_LEN) {
         return OPAL_ERR_BAD_PARAM;
     }
-    p = cpc_be_get(p, &v, 4);
-    if (v != OOB_UD_MAGIC) {
-        return OPAL_ERR_BAD_PARAM;
+    rc = check_head(buf, OOB_UD_MAGIC, OOB_UD_VERSION);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
     }
-    if (p[0] != OOB_UD_VERSION) {
-        return OPAL_ERR_NOT_SUPPORTED;
-    }
+    p = buf + 4;
     if (p[1] < OOB_UD_OPEN || p[1] > OOB_UD_RESET) {
         return OPAL_ERR_BAD_PARAM;
     }

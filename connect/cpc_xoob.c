@@ -452,13 +452,8 @@ static void xoob_register(const struct openib_cpc_component *self)
 int openib_cpc_xoob_progress(bool urgent)
 {
     static unsigned tick;
-    int n = openib_cpc_side_channel_progress();
 
-    (void) urgent; /* the side channel is looked at on every call anyway */
-    if (0 == (++tick & 63)) {
-        check_timers(); /* they count in seconds */
-    }
-    return n;
+    return openib_cpc_side_channel_progress_with(urgent, &tick, check_timers);
 }
 
 static int xoob_finalize(void)
