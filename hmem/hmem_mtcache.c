@@ -130,6 +130,30 @@ static inline bool mt_try_read(uintptr_t addr, struct hmem_mt_entry *out, bool *
     return true;
 }
 
+bool hmem_mt_hint_is_host(uintptr_t addr)
+{
+    unsigned s = __atomic_load_n(&mt.seq, __ATOMIC_ACQUIRE);
+    unsigned h = __atomic_load_n(&mt.hint, RLX);
+    uintptr_t start, end;
+    uint32_t type;
+
+    if (HMEM_UNLIKELY(s & 1) || h >= __atomic_load_n(&mt.n, RLX)) {
+        return false;
+    }
+    start = __atomic_load_n(&mt.e[h].start, RLX);
+    end = __atomic_load_n(&mt.e[h].end, RLX);
+    type = __atomic_load_n(&mt.e[h].type, RLX);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&mt.seq, RLX) != s) {
+        return false;
+    }
+    if (addr >= start && addr < end && HMEM_MT_HOST == type) {
+        mt_count(&mt.st.hits);
+        return true;
+    }
+    return false;
+}
+
 bool hmem_mt_lookup(uintptr_t addr, struct hmem_mt_entry *out)
 {
     bool found = false;

@@ -145,6 +145,11 @@ struct hmem_mt_entry {
 
 /* The entry holding addr, if any (lock-free, no allocation, no syscall). */
 bool hmem_mt_lookup(uintptr_t addr, struct hmem_mt_entry *out);
+/* True when the entry that answered last is a host range holding addr: the
+ * send path's question for the buffer it sends again and again, answered
+ * from one entry (three loads) without copying it out. False says nothing:
+ * ask hmem_mt_lookup. */
+bool hmem_mt_hint_is_host(uintptr_t addr);
 /* Bumped by every release: an insert whose classification started under an
  * older generation is dropped (a release may have raced with it). */
 uint64_t hmem_mt_generation(void);
