@@ -85,8 +85,14 @@ static void add_help_dirs(void)
 
 static int openib_register(void)
 {
+    /* In this order: the old names are synonyms of ours, so they come last. */
+    static int (*const registers[])(const mca_base_component_t *) = {
+        openib_params_register, openib_connect_register_params, openib_hmem_glue_register,
+        openib_pvars_register, openib_old_params_register,
+    };
     mca_base_component_t *c = &mca_btl_openib_component.super.btl_version;
     mca_btl_openib_module_t *t = (mca_btl_openib_module_t *) &openib_module_template;
+    size_t i;
     int rc;
 
     add_help_dirs();
@@ -102,25 +108,11 @@ static int openib_register(void)
     if (rc < 0) {
         return rc;
     }
-    rc = openib_params_register(c);
-    if (OPAL_SUCCESS != rc) {
-        return rc;
-    }
-    rc = openib_connect_register_params(c);
-    if (OPAL_SUCCESS != rc) {
-        return rc;
-    }
-    rc = openib_hmem_glue_register(c);
-    if (OPAL_SUCCESS != rc) {
-        return rc;
-    }
-    rc = openib_pvars_register(c);
-    if (OPAL_SUCCESS != rc) {
-        return rc;
-    }
-    rc = openib_old_params_register(c); /* after ours: synonyms point at them */
-    if (OPAL_SUCCESS != rc) {
-        return rc;
+    for (i = 0; i < sizeof(registers) / sizeof(registers[0]); ++i) {
+        rc = registers[i](c);
+        if (OPAL_SUCCESS != rc) {
+            return rc;
+        }
     }
     /* The standard btl_openib_* limits (eager_limit, exclusivity, ...): the
      * template must already carry flags and RDMA functions so that the

@@ -250,6 +250,35 @@ static bool ring_has_room(mca_btl_openib_endpoint_t *ep)
     return e->sent_n - e->peer_returned < e->peer_slots;
 }
 
+/* The footer of the message that goes into the peer's next slot: the
+ * peer polls on its seq. */
+static void stamp_footer(mca_btl_openib_endpoint_t *ep, struct openib_eager_footer *ft,
+                         uint8_t tag, uint32_t size)
+{
+    openib_hdr_stamp(ep, &ft->hdr);
+    ft->hdr.tag = tag;
+    ft->size = size;
+    ft->seq = ep->eager.sent_n + 1;
+}
+
+/* Where a message at off (openib_eager_msg_offset) of the peer's next slot
+ * lies in the peer's memory. */
+static uint64_t next_slot_addr(const struct openib_eager_rdma *e, int64_t off)
+{
+    return e->peer_addr + openib_eager_slot_offset(e->peer_slots, e->peer_slot_size, e->sent_n) +
+           (uint64_t) off;
+}
+
+/* The write of size message bytes is posted: it holds the next slot. */
+static void count_sent(mca_btl_openib_endpoint_t *ep, uint32_t size)
+{
+    ep->eager.sent_n++;
+    ep->module->stats.sends++;
+    ep->module->stats.eager_rdma_sends++;
+    ep->module->stats.send_bytes += size;
+    ep->module->stats.ring_bytes += size;
+}
+
 int openib_eager_rdma_sendi(mca_btl_openib_endpoint_t *ep, const void *header, size_t header_size,
                             const void *payload, size_t payload_size, uint8_t tag)
 {
@@ -272,10 +301,7 @@ int openib_eager_rdma_sendi(mca_btl_openib_endpoint_t *ep, const void *header, s
     if (!ring_has_room(ep) || openib_qp_data_room(ep, 0) <= 0) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
-    openib_hdr_stamp(ep, &tail.ft.hdr);
-    tail.ft.hdr.tag = tag;
-    tail.ft.size = size;
-    tail.ft.seq = e->sent_n + 1;
+    stamp_footer(ep, &tail.ft, tag, size);
     pad = openib_eager_padded(size) - size;
     sge[n++] = (struct ibv_sge) { .addr = (uintptr_t) header, .length = (uint32_t) header_size };
     if (payload_size) {
@@ -292,9 +318,7 @@ int openib_eager_rdma_sendi(mca_btl_openib_endpoint_t *ep, const void *header, s
         .opcode = IBV_WR_RDMA_WRITE,
         .send_flags = IBV_SEND_INLINE,
         .wr.rdma = {
-            .remote_addr = e->peer_addr +
-                           openib_eager_slot_offset(e->peer_slots, e->peer_slot_size, e->sent_n) +
-                           (uint64_t) off,
+            .remote_addr = next_slot_addr(e, off),
             .rkey = e->peer_rkey,
         },
     };
@@ -302,11 +326,7 @@ int openib_eager_rdma_sendi(mca_btl_openib_endpoint_t *ep, const void *header, s
         openib_hdr_unstamp(ep);
         return OPAL_ERR_NOT_SUPPORTED;
     }
-    e->sent_n++;
-    ep->module->stats.sends++;
-    ep->module->stats.eager_rdma_sends++;
-    ep->module->stats.send_bytes += size;
-    ep->module->stats.ring_bytes += size;
+    count_sent(ep, size);
     return OPAL_SUCCESS;
 }
 
@@ -335,10 +355,7 @@ int openib_eager_rdma_send_frag(mca_btl_openib_endpoint_t *ep, struct openib_fra
         return OPAL_ERR_NOT_SUPPORTED;
     }
     ft = (struct openib_eager_footer *) (msg + padded);
-    openib_hdr_stamp(ep, &ft->hdr);
-    ft->hdr.tag = f->hdr->tag;
-    ft->size = size;
-    ft->seq = e->sent_n + 1;
+    stamp_footer(ep, ft, f->hdr->tag, size);
     f->sge[0] = (struct ibv_sge) {
         .addr = (uintptr_t) msg,
         .length = wire,
@@ -350,9 +367,7 @@ int openib_eager_rdma_send_frag(mca_btl_openib_endpoint_t *ep, struct openib_fra
         .num_sge = 1,
         .opcode = IBV_WR_RDMA_WRITE,
         .wr.rdma = {
-            .remote_addr = e->peer_addr +
-                           openib_eager_slot_offset(e->peer_slots, e->peer_slot_size, e->sent_n) +
-                           (uint64_t) off,
+            .remote_addr = next_slot_addr(e, off),
             .rkey = e->peer_rkey,
         },
     };
@@ -372,12 +387,8 @@ int openib_eager_rdma_send_frag(mca_btl_openib_endpoint_t *ep, struct openib_fra
         openib_hdr_unstamp(ep);
         return OPAL_ERROR;
     }
-    e->sent_n++;
-    m->stats.sends++;
-    m->stats.eager_rdma_sends++;
+    count_sent(ep, size);
     m->stats.eager_rdma_frag_sends++;
-    m->stats.send_bytes += size;
-    m->stats.ring_bytes += size;
     if (early) {
         openib_frag_return(f);
     }

@@ -20,7 +20,7 @@
 #include "hmem/openib_hmem_btl.h"
 #include "mca/btl_openib_params.h"
 
-int openib_hmem_glue_register(struct mca_base_component_2_1_0_t *c)
+int openib_hmem_glue_register(const struct mca_base_component_2_1_0_t *c)
 {
     return openib_hmem_register_params(c);
 }

@@ -9,7 +9,7 @@
 
 struct opal_convertor_t;
 
-int openib_hmem_glue_register(struct mca_base_component_2_1_0_t *c);
+int openib_hmem_glue_register(const struct mca_base_component_2_1_0_t *c);
 int openib_hmem_glue_init(void);
 void openib_hmem_glue_fini(void);
 struct openib_hmem_object *openib_hmem_glue_child(struct openib_hmem_object *parent);

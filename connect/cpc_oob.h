@@ -37,5 +37,15 @@ void openib_cpc_oob_refused(const char *cpc, const char *what, const char *from,
                             const char *detail);
 /* An IPv4 address (network order) as text, into buf (16 bytes or more). */
 const char *openib_cpc_oob_addr(uint32_t addr, char *buf, size_t len);
+/* A handshake's look at session sid, the one it waits on (-1: none), at
+ * time now. Returns the time of a frame newer than *heard_ms (recorded
+ * there), no later than now: a sign of life; 0 when none came. *say_busy
+ * is true once per handshake (*busy_said): the peer is alive, but its
+ * process has not taken our messages yet. */
+long openib_cpc_oob_news(int sid, long now, long *heard_ms, bool *busy_said, bool *say_busy);
+/* A verified request from a job member this CPC has no endpoint for (yet;
+ * why: endpoint_for_peer's reason, may be empty): no sealed answer is
+ * possible without its blob, so its session is closed and it retries. */
+void openib_cpc_oob_no_endpoint(const char *cpc, int sid, const char *why);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "opal/constants.h"
 
+#include "connect/cpc_oob.h"
 #include "connect/cpc_oob_int.h"
 #include "connect/cpc_oob_params.h"
 #include "connect/openib_connect.h"
@@ -237,18 +238,13 @@ void oob_cpc_lost_session(struct oob_ep *e, const char *why)
 static void take_liveness(struct oob_ep *e, long t)
 {
     int sid = e->st == ST_REQ_SENT ? e->sid : e->st == ST_RESPONDING ? e->resp_sid : -1;
-    long heard;
-    int pending;
+    bool say_busy;
+    long alive = openib_cpc_oob_news(sid, t, &e->heard_ms, &e->busy_logged, &say_busy);
 
-    if (sid < 0 || OPAL_SUCCESS != oob_chan_liveness(sid, &heard, &pending)) {
-        return;
+    if (alive) {
+        oob_cpc_alive(e, alive);
     }
-    if (heard > e->heard_ms) {
-        e->heard_ms = heard;
-        oob_cpc_alive(e, heard < t ? heard : t);
-    }
-    if (pending > 0 && !e->busy_logged) {
-        e->busy_logged = true;
+    if (say_busy) {
         OOB_LOG(e, "the peer is alive but its process has not taken our message yet (busy "
                 "outside MPI?): waiting for it, with no deadline while it answers");
     }

@@ -79,6 +79,32 @@ void openib_cpc_oob_refused(const char *cpc, const char *what, const char *from,
     }
 }
 
+long openib_cpc_oob_news(int sid, long now, long *heard_ms, bool *busy_said, bool *say_busy)
+{
+    long heard, alive = 0;
+    int pending;
+
+    *say_busy = false;
+    if (sid < 0 || OPAL_SUCCESS != oob_chan_liveness(sid, &heard, &pending)) {
+        return 0;
+    }
+    if (heard > *heard_ms) {
+        *heard_ms = heard;
+        alive = heard < now ? heard : now;
+    }
+    if (pending > 0 && !*busy_said) {
+        *busy_said = *say_busy = true;
+    }
+    return alive;
+}
+
+void openib_cpc_oob_no_endpoint(const char *cpc, int sid, const char *why)
+{
+    openib_cpc_log(10, "openib: %s: no endpoint yet for a verified request (%s): the peer "
+                   "retries", cpc, why[0] ? why : "another CPC was chosen for it");
+    oob_chan_close(sid);
+}
+
 /* ---- oob's handlers ---- */
 
 /* An answer to a verified request: sealed with the initiator's token. */
@@ -192,12 +218,7 @@ static void on_req(struct oob_module *mod, const struct oob_event *ev, const str
     cep = mod->btl_ops->endpoint_for_peer(mod->btl, in->src, OOB_ID_LEN, why, sizeof(why));
     e = own_ep(cep);
     if (NULL == e) {
-        /* a member (it knows our token) we have no oob endpoint for yet:
-         * no sealed answer is possible without its blob; the closed
-         * session makes it retry after a back-off */
-        openib_cpc_log(10, "openib: oob: no endpoint yet for a verified request (%s): the "
-                       "peer retries", why[0] ? why : "another CPC was chosen for it");
-        oob_chan_close(sid);
+        openib_cpc_oob_no_endpoint("oob", sid, why);
         return;
     }
     if (!source_ok(e, ev, "request")) {

@@ -186,25 +186,21 @@ static void check_timers(void)
     t = openib_cpc_now_ms();
     for (i = xoob_active.n - 1; i >= 0; --i) {
         struct xoob_ep *e;
-        long heard;
-        int pending;
+        bool say_busy;
+        long alive;
 
         if (i >= xoob_active.n) {
             continue; /* the set shrank under a handler */
         }
         e = xoob_active.v[i];
         openib_cpc_discount_absence(&e->deadline_ms, &e->looked_ms, t);
-        if (e->sid >= 0 && OPAL_SUCCESS == oob_chan_liveness(e->sid, &heard, &pending)) {
-            if (heard > e->heard_ms) {
-                e->heard_ms = heard;
-                xoob_alive(e, heard < t ? heard : t);
-            }
-            if (pending > 0 && !e->busy_logged) {
-                e->busy_logged = true;
-                XOOB_LOG(e, "the responder is alive but its process has not taken our request "
-                         "yet (busy outside MPI?): waiting for it, with no deadline while it "
-                         "answers");
-            }
+        alive = openib_cpc_oob_news(e->sid, t, &e->heard_ms, &e->busy_logged, &say_busy);
+        if (alive) {
+            xoob_alive(e, alive);
+        }
+        if (say_busy) {
+            XOOB_LOG(e, "the responder is alive but its process has not taken our request yet "
+                     "(busy outside MPI?): waiting for it, with no deadline while it answers");
         }
         if (t > e->deadline_ms) {
             char why[160];

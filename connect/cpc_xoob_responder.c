@@ -176,11 +176,7 @@ void xoob_on_req(struct xoob_module *mod, const struct oob_event *ev)
     cep = mod->btl_ops->endpoint_for_peer(mod->btl, in.src, XOOB_ID_LEN, why, sizeof(why));
     e = own_ep(cep);
     if (NULL == e) {
-        /* a member with no xoob endpoint here (yet): no sealed answer is
-         * possible without its blob; the closed session makes it retry */
-        openib_cpc_log(10, "openib: xoob: no endpoint yet for a verified request (%s): the "
-                       "peer retries", why[0] ? why : "another CPC was chosen for it");
-        oob_chan_close(sid);
+        openib_cpc_oob_no_endpoint("xoob", sid, why);
         return;
     }
     r = oob_check_source(e->peer.addrs, e->peer.naddr, ev->peer_addr);

@@ -67,7 +67,7 @@ struct int_param {
 
 /* The help line ends with the valid range from the table the start-up
  * check uses, so ompi_info and the check never disagree. */
-static int reg_int(struct mca_base_component_2_1_0_t *c, const struct int_param *p)
+static int reg_int(const struct mca_base_component_2_1_0_t *c, const struct int_param *p)
 {
     const struct openib_param_range *r = openib_param_range_find(p->name);
     char desc[512], range[160];
@@ -82,14 +82,14 @@ static int reg_int(struct mca_base_component_2_1_0_t *c, const struct int_param 
                                            0, p->level, MCA_BASE_VAR_SCOPE_READONLY, p->storage);
 }
 
-static int reg_string(struct mca_base_component_2_1_0_t *c, const char *name, const char *help,
-                      char **storage, mca_base_var_info_lvl_t level, int flags)
+static int reg_string(const struct mca_base_component_2_1_0_t *c, const char *name,
+                      const char *help, char **storage, mca_base_var_info_lvl_t level, int flags)
 {
     return mca_base_component_var_register(c, name, help, MCA_BASE_VAR_TYPE_STRING, NULL, 0,
                                            flags, level, MCA_BASE_VAR_SCOPE_READONLY, storage);
 }
 
-int openib_params_register(struct mca_base_component_2_1_0_t *c)
+int openib_params_register(const struct mca_base_component_2_1_0_t *c)
 {
     const struct int_param ints[] = {
         { "verbose", "How much openib explains itself (0 = quiet, 10 = devices, ports and CPC choices, 100 = every connection step)",

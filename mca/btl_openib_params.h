@@ -40,7 +40,7 @@ struct openib_params {
 extern struct openib_params openib_params;
 
 struct mca_base_component_2_1_0_t;
-int openib_params_register(struct mca_base_component_2_1_0_t *c);
+int openib_params_register(const struct mca_base_component_2_1_0_t *c);
 
 /* Read any numeric btl_openib_<name> variable back from Open MPI
  * (an openib_param_get_fn, see btl_openib_param_check.h); user_set: its

@@ -62,7 +62,7 @@ static int find_index(const char *name)
     return OPAL_SUCCESS == mca_base_var_find_by_name(full, &idx) ? idx : -1;
 }
 
-int openib_old_params_register(struct mca_base_component_2_1_0_t *c)
+int openib_old_params_register(const struct mca_base_component_2_1_0_t *c)
 {
     size_t i;
     int rc;

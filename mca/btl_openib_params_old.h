@@ -8,7 +8,7 @@
 struct mca_base_component_2_1_0_t;
 
 /* After our own parameters (the synonyms point at them). */
-int openib_old_params_register(struct mca_base_component_2_1_0_t *c);
+int openib_old_params_register(const struct mca_base_component_2_1_0_t *c);
 
 /* At init: translate what maps, one notice for each old name a user set. */
 void openib_old_params_apply(const char *nodename);
