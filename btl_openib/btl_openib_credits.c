@@ -129,7 +129,7 @@ int openib_credits_write(mca_btl_openib_endpoint_t *ep, int idx, uint32_t value)
      * untouched until it completes, which signaling guarantees. */
     rc = openib_qp_post(ep, 0, &wr, !(wr.send_flags & IBV_SEND_INLINE));
     if (rc) {
-        OPENIB_VERBOSE(1, "returning credits to %s failed: %s", ep->desc, strerror(rc));
+        OPENIB_VERBOSE(1, "returning credits to %s failed: %s", ep->desc, strerror(errno));
         return OPAL_ERROR;
     }
     ep->module->stats.credit_writes++;

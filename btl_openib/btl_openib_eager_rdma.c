@@ -383,7 +383,8 @@ int openib_eager_rdma_send_frag(mca_btl_openib_endpoint_t *ep, struct openib_fra
     }
     rc = openib_qp_post(ep, 0, &f->swr, !early);
     if (OPAL_UNLIKELY(rc)) {
-        OPENIB_VERBOSE(1, "RDMA write into the eager ring of %s failed: %s", ep->desc, strerror(rc));
+        OPENIB_VERBOSE(1, "RDMA write into the eager ring of %s failed: %s", ep->desc,
+                       strerror(errno));
         openib_hdr_unstamp(ep);
         return OPAL_ERROR;
     }

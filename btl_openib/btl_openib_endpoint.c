@@ -140,7 +140,7 @@ int openib_endpoint_create_qps(mca_btl_openib_endpoint_t *ep)
             return OPAL_ERR_OUT_OF_RESOURCE;
         }
         if ((rc = openib_qp_to_init(m, qp->qp))) {
-            resource_failed(ep, "moving a queue pair to INIT", rc);
+            resource_failed(ep, "moving a queue pair to INIT", errno); /* rc is OPAL */
             return OPAL_ERROR;
         }
         qp->psn = (uint32_t) (random() & 0xffffff);

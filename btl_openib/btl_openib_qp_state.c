@@ -8,6 +8,7 @@
 
 #include "opal/constants.h"
 
+#include "btl_openib/btl_openib_errno.h"
 #include "btl_openib/btl_openib_qp_state.h"
 #include "mca/btl_openib_params.h"
 
@@ -22,6 +23,20 @@ static enum ibv_mtu mtu_to_enum(uint32_t bytes)
     if (bytes >= 1024) return IBV_MTU_1024;
     if (bytes >= 512) return IBV_MTU_512;
     return IBV_MTU_256;
+}
+
+/* The verbs edge of every state change: ibv_modify_qp returns an errno
+ * value; callers get an OPAL code and find the verbs' reason in errno for
+ * their messages (ibv_modify_qp documents that its result is errno, but a
+ * provider may return one without setting it). */
+static int modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
+{
+    int rc = ibv_modify_qp(qp, a, mask);
+
+    if (OPAL_UNLIKELY(0 != rc)) {
+        errno = rc;
+    }
+    return openib_err_from_errno(rc);
 }
 
 /* The smaller of the two ports' MTUs. */
@@ -42,8 +57,8 @@ int openib_qp_to_init(const mca_btl_openib_module_t *m, struct ibv_qp *qp)
                            IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
     };
 
-    return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-                                     IBV_QP_ACCESS_FLAGS);
+    return modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                                 IBV_QP_ACCESS_FLAGS);
 }
 
 int openib_qp_to_rtr(const mca_btl_openib_module_t *m, struct ibv_qp *qp,
@@ -78,7 +93,7 @@ int openib_qp_to_rtr(const mca_btl_openib_module_t *m, struct ibv_qp *qp,
         a.min_rnr_timer = 12; /* 0.64 ms */
         mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
     }
-    return ibv_modify_qp(qp, &a, mask);
+    return modify_qp(qp, &a, mask);
 }
 
 int openib_qp_to_rts(const mca_btl_openib_module_t *m, struct ibv_qp *qp, uint32_t sq_psn)
@@ -93,6 +108,6 @@ int openib_qp_to_rts(const mca_btl_openib_module_t *m, struct ibv_qp *qp, uint32
                              ? RD_ATOMIC_MAX : m->dev->attr.max_qp_init_rd_atom,
     };
 
-    return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-                                     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+    return modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                 IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }

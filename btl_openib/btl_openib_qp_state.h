@@ -20,8 +20,12 @@ struct openib_qp_peer {
     const uint8_t *gid;     /* 16 bytes */
 };
 
+/* All three return OPAL_SUCCESS or an OPAL code (the verbs' errno value
+ * converted by openib_err_from_errno); on failure errno holds that errno
+ * value, for messages. */
+
 /* RESET -> INIT on m's port, every remote access allowed (what is reachable
- * is decided by the rkeys handed out). errno-style: 0 or an errno. */
+ * is decided by the rkeys handed out). */
 int openib_qp_to_init(const mca_btl_openib_module_t *m, struct ibv_qp *qp);
 
 /* INIT -> RTR towards peer. responder: the QP receives requests (RC QPs,

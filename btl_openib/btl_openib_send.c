@@ -10,6 +10,7 @@
 
 #include "btl_openib/btl_openib_credits.h"
 #include "btl_openib/btl_openib_eager_rdma.h"
+#include "btl_openib/btl_openib_errno.h"
 #include "btl_openib/btl_openib_lock.h"
 #include "btl_openib/btl_openib_peer_limit.h"
 #include "btl_openib/btl_openib_rdma.h"
@@ -86,7 +87,10 @@ int openib_qp_post(mca_btl_openib_endpoint_t *ep, int q, struct ibv_send_wr *wr,
     }
     rc = ibv_post_send(qp->qp, wr, &bad);
     if (OPAL_UNLIKELY(rc)) {
-        return rc;
+        /* The verbs edge: ibv_post_send returns an errno value without
+         * necessarily setting errno; callers name it from errno. */
+        errno = rc;
+        return openib_err_from_errno(rc);
     }
     qp->sd_wqe--;
     ep->module->send_budget--;
@@ -99,7 +103,7 @@ int openib_qp_post(mca_btl_openib_endpoint_t *ep, int q, struct ibv_send_wr *wr,
     } else {
         qp->unsignaled++;
     }
-    return 0;
+    return OPAL_SUCCESS;
 }
 
 static int post_now(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
@@ -148,7 +152,7 @@ static int post_now(mca_btl_openib_endpoint_t *ep, openib_frag_t *f)
     }
     rc = openib_qp_post(ep, f->qp, &f->swr, need_signal);
     if (OPAL_UNLIKELY(rc)) {
-        OPENIB_VERBOSE(1, "ibv_post_send to %s failed: %s", ep->desc, strerror(rc));
+        OPENIB_VERBOSE(1, "ibv_post_send to %s failed: %s", ep->desc, strerror(errno));
         if (f->kind == OPENIB_FRAG_SEND) {
             openib_hdr_unstamp(ep);
         }
@@ -303,7 +307,7 @@ int openib_post_recv(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep, 
 {
     struct ibv_recv_wr *bad;
     int q = f->qp;
-    int rc;
+    int err;
 
     f->sge[0] = (struct ibv_sge) {
         .addr = (uintptr_t) f->hdr,
@@ -315,14 +319,17 @@ int openib_post_recv(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep, 
         .sg_list = f->sge,
         .num_sge = 1,
     };
+    /* The verbs edge: an errno value, named in the log. Callers only ask
+     * whether the buffer was posted, and get OPAL_ERROR for any reason: a
+     * receive the hardware refused is not a shortage to retry. */
     if (openib_queue_is_pp(q)) {
-        rc = ibv_post_recv(ep->qps[q].qp, &f->rwr, &bad);
+        err = ibv_post_recv(ep->qps[q].qp, &f->rwr, &bad);
     } else {
-        rc = ibv_post_srq_recv(m->srq[q], &f->rwr, &bad);
+        err = ibv_post_srq_recv(m->srq[q], &f->rwr, &bad);
     }
-    if (OPAL_UNLIKELY(rc)) {
+    if (OPAL_UNLIKELY(err)) {
         OPENIB_VERBOSE(1, "posting a receive on %s:%d queue %d failed: %s", m->dev->name,
-                       m->port_num, q, strerror(rc));
+                       m->port_num, q, strerror(err));
         return OPAL_ERROR;
     }
     return OPAL_SUCCESS;

@@ -42,7 +42,8 @@ int openib_post_recv(mca_btl_openib_module_t *m, mca_btl_openib_endpoint_t *ep, 
 
 /* Post one send WR on queue q of a connected endpoint, signaled when the
  * caller needs the completion or when the unsignaled run is long enough.
- * Returns 0 or an errno-style value from ibv_post_send. */
+ * Returns OPAL_SUCCESS or the OPAL code of ibv_post_send's errno value;
+ * on failure errno holds that value, for messages. */
 int openib_qp_post(mca_btl_openib_endpoint_t *ep, int q, struct ibv_send_wr *wr, bool need_signal);
 
 /* Send WQEs of queue q that data (sends, RDMA, ring writes) may still use:

@@ -2,8 +2,12 @@
  * hmem_copy.c - the copy entry points of the fragment path: dispatch to an
  * object's override or to the built-in default for the memory interface,
  * and count what was copied.
+ *
+ * The built-in copies work in OPAL codes; the exported copies (the defaults
+ * get_op hands out, openib_hmem_copy_*) are the ABI edge and return bytes or
+ * a negative errno. An override's result is already an ABI value and passes
+ * through as it is (it may be any errno, which the table need not know).
  */
-#include <errno.h>
 #include <string.h>
 
 #include "hmem/hmem_private.h"
@@ -12,19 +16,19 @@ static int hmem_sys_seg_from(void *hmem, void *host, size_t n, uint64_t device)
 {
     (void) device;
     memcpy(host, hmem, n);
-    return 0;
+    return OPAL_SUCCESS;
 }
 
 static int hmem_sys_seg_to(void *hmem, void *host, size_t n, uint64_t device)
 {
     (void) device;
     memcpy(hmem, host, n);
-    return 0;
+    return OPAL_SUCCESS;
 }
 
-/* Built-in copies per interface. NULL: no built-in copy (-ENOSYS; an
- * override may still handle the interface). CUDA's pieces check for
- * themselves that the driver was loaded. */
+/* Built-in copies per interface. NULL: no built-in copy (-ENOSYS at the
+ * edge; an override may still handle the interface). CUDA's pieces check
+ * for themselves that the driver was loaded. */
 static const struct hmem_iface_copy {
     hmem_seg_fn from;
     hmem_seg_fn to;
@@ -35,51 +39,59 @@ static const struct hmem_iface_copy {
     [OPENIB_HMEM_ZE] = { .from = NULL, .to = NULL },
 };
 
-/* 0 when iface can be copied by the defaults, else the error to return. */
+/* OPAL_SUCCESS when iface can be copied by the defaults, else the error. */
 static int hmem_iface_check(enum openib_hmem_iface iface)
 {
     if ((unsigned) iface >= HMEM_IFACE_NUM) {
-        return -EINVAL;
+        return OPAL_ERR_BAD_PARAM;       /* -EINVAL */
     }
     if (NULL == hmem_iface_copy[iface].from) {
-        return -ENOSYS;
+        return OPAL_ERR_NOT_IMPLEMENTED; /* -ENOSYS */
     }
     if (!openib_hmem_iface_has_copy(iface)) {
-        return -ENODEV;
+        return OPAL_ERR_NOT_AVAILABLE;   /* -ENODEV */
     }
-    return 0;
+    return OPAL_SUCCESS;
+}
+
+/* The built-in copy, both directions: bytes or an OPAL code. `buf` is the
+ * host side. */
+static inline ssize_t hmem_default_copy(bool to_hmem, enum openib_hmem_iface iface,
+                                        uint64_t device, const struct iovec *iov, size_t cnt,
+                                        uint64_t off, void *buf, size_t len)
+{
+    int rc;
+
+    if (HMEM_LIKELY(OPENIB_HMEM_SYSTEM == iface)) {
+        return hmem_iov_walk(iov, cnt, off, buf, len, device,
+                             to_hmem ? hmem_sys_seg_to : hmem_sys_seg_from);
+    }
+    rc = hmem_iface_check(iface);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    return hmem_iov_walk(iov, cnt, off, buf, len, device,
+                         to_hmem ? hmem_iface_copy[iface].to : hmem_iface_copy[iface].from);
+}
+
+/* The ABI edge of a copy result: bytes pass, an OPAL code becomes -errno. */
+static inline ssize_t hmem_copy_abi(ssize_t rc)
+{
+    return HMEM_UNLIKELY(rc < 0) ? openib_err_to_abi_errno((int) rc) : rc;
 }
 
 ssize_t openib_hmem_default_copy_from_hmem_iov(void *dst, size_t len,
                                                enum openib_hmem_iface iface, uint64_t device,
                                                const struct iovec *iov, size_t cnt, uint64_t off)
 {
-    int rc;
-
-    if (HMEM_LIKELY(OPENIB_HMEM_SYSTEM == iface)) {
-        return hmem_iov_walk(iov, cnt, off, dst, len, device, hmem_sys_seg_from);
-    }
-    rc = hmem_iface_check(iface);
-    if (0 != rc) {
-        return rc;
-    }
-    return hmem_iov_walk(iov, cnt, off, dst, len, device, hmem_iface_copy[iface].from);
+    return hmem_copy_abi(hmem_default_copy(false, iface, device, iov, cnt, off, dst, len));
 }
 
 ssize_t openib_hmem_default_copy_to_hmem_iov(enum openib_hmem_iface iface, uint64_t device,
                                              const struct iovec *iov, size_t cnt, uint64_t off,
                                              const void *src, size_t len)
 {
-    int rc;
-
-    if (HMEM_LIKELY(OPENIB_HMEM_SYSTEM == iface)) {
-        return hmem_iov_walk(iov, cnt, off, (void *) src, len, device, hmem_sys_seg_to);
-    }
-    rc = hmem_iface_check(iface);
-    if (0 != rc) {
-        return rc;
-    }
-    return hmem_iov_walk(iov, cnt, off, (void *) src, len, device, hmem_iface_copy[iface].to);
+    return hmem_copy_abi(hmem_default_copy(true, iface, device, iov, cnt, off, (void *) src, len));
 }
 
 /* Statistics add: a relaxed load and store, not a locked add. It keeps the
@@ -92,15 +104,16 @@ static inline void hmem_stat_add(uint64_t *c, uint64_t v)
     __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
 }
 
-/* Count one call. An override that claims more than it was asked for is a
- * broken plug-in; the BTL must not trust the count, so it becomes -EIO. */
+/* Count one call; rc is an ABI result (bytes or -errno). An override that
+ * claims more than it was asked for is a broken plug-in; the BTL must not
+ * trust the count, so it becomes a failed copy (-EIO). */
 static ssize_t hmem_account(const struct hmem_obj *co, int t, ssize_t rc, size_t len,
                             bool overridden)
 {
     struct hmem_obj *o = (struct hmem_obj *) co; /* counters are mutable */
 
     if (HMEM_UNLIKELY(rc > 0 && (size_t) rc > len)) {
-        rc = -EIO;
+        rc = openib_err_to_abi_errno(OPAL_ERROR);
     }
     if (HMEM_UNLIKELY(rc < 0)) {
         hmem_stat_add(&o->errors, 1);
@@ -128,20 +141,14 @@ static ssize_t hmem_copy_iov(const struct openib_hmem_object *obj, bool to_hmem,
     ssize_t rc;
 
     if (HMEM_UNLIKELY(NULL == o)) {
-        return -EINVAL;
+        return hmem_copy_abi(OPAL_ERR_BAD_PARAM);
     }
     __atomic_load(&o->ovr[t], &op, __ATOMIC_ACQUIRE);
     if (HMEM_LIKELY(to_hmem ? NULL == op.copy_to_hmem_iov : NULL == op.copy_from_hmem_iov)) {
-        if (HMEM_LIKELY(OPENIB_HMEM_SYSTEM == iface)) {
-            rc = hmem_iov_walk(iov, cnt, off, buf, len, device,
-                               to_hmem ? hmem_sys_seg_to : hmem_sys_seg_from);
-        } else if (to_hmem) {
-            rc = openib_hmem_default_copy_to_hmem_iov(iface, device, iov, cnt, off, buf, len);
-        } else {
-            rc = openib_hmem_default_copy_from_hmem_iov(buf, len, iface, device, iov, cnt, off);
-        }
-        return hmem_account(o, t, rc, len, false);
+        rc = hmem_default_copy(to_hmem, iface, device, iov, cnt, off, buf, len);
+        return hmem_account(o, t, hmem_copy_abi(rc), len, false);
     }
+    /* An override answers in the ABI's terms already. */
     rc = to_hmem ? op.copy_to_hmem_iov(iface, device, iov, cnt, off, buf, len)
                  : op.copy_from_hmem_iov(buf, len, iface, device, iov, cnt, off);
     return hmem_account(o, t, rc, len, true);

@@ -126,13 +126,13 @@ int hmem_cuda_start(const char *lib, char *why, size_t why_len)
     (void) hmem_cu.driver_get_version(&version);
     snprintf(why, why_len, "%s, driver API %d.%d, %d device(s)", lib, version / 1000,
              (version % 1000) / 10, count);
-    return 0;
+    return OPAL_SUCCESS;
 
 err_close:
     dlclose(hmem_cu.handle);
 err_out:
     memset(&hmem_cu, 0, sizeof(hmem_cu));
-    return -ENODEV;
+    return OPAL_ERR_NOT_AVAILABLE;
 }
 
 void hmem_cuda_classify(const void *addr, struct hmem_mt_entry *e)
@@ -185,29 +185,30 @@ int hmem_cuda_buffer_id(const void *addr, uint64_t *id)
 
     if (0 != hmem_cu.pointer_get_attribute(&v, HMEM_CU_POINTER_ATTRIBUTE_BUFFER_ID,
                                            (hmem_cu_deviceptr) (uintptr_t) addr)) {
-        return -1;
+        return OPAL_ERR_NOT_FOUND;
     }
     *id = v;
-    return 0;
+    return OPAL_SUCCESS;
 }
 
 /* The driver copies need a current context; a progress thread that never
- * touched CUDA has none, so borrow the one the memory belongs to. */
+ * touched CUDA has none, so borrow the one the memory belongs to.
+ * (CUresult values stay in this file: callers get OPAL codes.) */
 static int hmem_cuda_enter(void *hmem, bool *pushed)
 {
     hmem_cu_context cur = NULL, owner = NULL;
 
     *pushed = false;
     if (0 == hmem_cu.ctx_get_current(&cur) && NULL != cur) {
-        return 0;
+        return OPAL_SUCCESS;
     }
     if (0 != hmem_cu.pointer_get_attribute(&owner, HMEM_CU_POINTER_ATTRIBUTE_CONTEXT,
                                            (hmem_cu_deviceptr) (uintptr_t) hmem) ||
         NULL == owner || 0 != hmem_cu.ctx_push_current(owner)) {
-        return -EIO;
+        return OPAL_ERROR;
     }
     *pushed = true;
-    return 0;
+    return OPAL_SUCCESS;
 }
 
 static void hmem_cuda_leave(bool pushed)
@@ -226,14 +227,14 @@ int hmem_cuda_seg_from(void *hmem, void *host, size_t n, uint64_t device)
 
     (void) device;
     if (NULL == hmem_cu.memcpy_dtoh) {
-        return -ENODEV;
+        return OPAL_ERR_NOT_AVAILABLE;
     }
-    if (0 != hmem_cuda_enter(hmem, &pushed)) {
-        return -EIO;
+    if (OPAL_SUCCESS != hmem_cuda_enter(hmem, &pushed)) {
+        return OPAL_ERROR;
     }
     rc = hmem_cu.memcpy_dtoh(host, (hmem_cu_deviceptr) (uintptr_t) hmem, n);
     hmem_cuda_leave(pushed);
-    return 0 == rc ? 0 : -EIO;
+    return 0 == rc ? OPAL_SUCCESS : OPAL_ERROR;
 }
 
 int hmem_cuda_seg_to(void *hmem, void *host, size_t n, uint64_t device)
@@ -243,12 +244,12 @@ int hmem_cuda_seg_to(void *hmem, void *host, size_t n, uint64_t device)
 
     (void) device;
     if (NULL == hmem_cu.memcpy_htod) {
-        return -ENODEV;
+        return OPAL_ERR_NOT_AVAILABLE;
     }
-    if (0 != hmem_cuda_enter(hmem, &pushed)) {
-        return -EIO;
+    if (OPAL_SUCCESS != hmem_cuda_enter(hmem, &pushed)) {
+        return OPAL_ERROR;
     }
     rc = hmem_cu.memcpy_htod((hmem_cu_deviceptr) (uintptr_t) hmem, host, n);
     hmem_cuda_leave(pushed);
-    return 0 == rc ? 0 : -EIO;
+    return 0 == rc ? OPAL_SUCCESS : OPAL_ERROR;
 }

@@ -112,7 +112,7 @@ static void hmem_cuda_start_locked(const char *when)
     struct hmem_iface_state *s = &hmem_iface[OPENIB_HMEM_CUDA];
     char why[HMEM_WHY_MAX - 64];
 
-    if (0 == hmem_cuda_start(hmem_cuda_lib, why, sizeof(why))) {
+    if (OPAL_SUCCESS == hmem_cuda_start(hmem_cuda_lib, why, sizeof(why))) {
         s->available = s->has_copy = true;
         snprintf(s->status, sizeof(s->status), "cuda: available: %s (started %s)", why, when);
         hmem_cuda_publish(HMEM_CUDA_ON);
@@ -227,7 +227,7 @@ static bool hmem_cuda_ready(void)
 int openib_hmem_set_cuda_mode(enum openib_hmem_cuda_mode mode)
 {
     if ((unsigned) mode > OPENIB_HMEM_CUDA_ALWAYS) {
-        return -EINVAL;
+        return openib_err_to_abi_errno(OPAL_ERR_BAD_PARAM); /* -EINVAL */
     }
     pthread_mutex_lock(&hmem_cuda_lock);
     hmem_cuda_mode = mode;
@@ -359,7 +359,7 @@ int openib_hmem_detect(const void *addr, enum openib_hmem_iface *iface, uint64_t
     int st;
 
     if (NULL == iface) {
-        return -EINVAL;
+        return openib_err_to_abi_errno(OPAL_ERR_BAD_PARAM); /* -EINVAL */
     }
     st = __atomic_load_n(&hmem_cuda_state, __ATOMIC_ACQUIRE);
     if (HMEM_UNLIKELY(HMEM_CUDA_UNSET == st)) {
@@ -382,7 +382,7 @@ int openib_hmem_detect(const void *addr, enum openib_hmem_iface *iface, uint64_t
             return hmem_detect_slow(addr, true, iface, device);
         }
         /* A driver allocation: still the same one? (one driver call) */
-        if (0 == hmem_cuda_buffer_id(addr, &id) && id == e.buffer_id) {
+        if (OPAL_SUCCESS == hmem_cuda_buffer_id(addr, &id) && id == e.buffer_id) {
             return hmem_detect_answer(&e, iface, device);
         }
         hmem_mt_mark_freed(&e);

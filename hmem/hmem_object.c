@@ -1,10 +1,13 @@
 /*
  * hmem_object.c - HMEM objects: the override table, the tree that passes it
  * to children, set_op/get_op/set_ops, counters, the published root.
+ *
+ * The work is done in OPAL codes (hmem_obj_*); what callers reach - the ops
+ * table of openib/openib_hmem.h and the object functions of
+ * openib_hmem_btl.h - is the ABI edge, one openib_err_to_abi_errno() each.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,20 +75,22 @@ static void hmem_slot_store_tree(struct hmem_obj *o, int t, union openib_hmem_op
     }
 }
 
-static int hmem_set_op(struct openib_hmem_object *obj, enum openib_hmem_op_type type,
-                       const union openib_hmem_op *op, uint64_t flags)
+/* Not our object: it supports nothing (-ENOSYS at the edge). An unknown op
+ * type is OPAL_ERR_NOT_SUPPORTED (-EOPNOTSUPP). Both non-fatal. */
+static int hmem_obj_set_op(struct openib_hmem_object *obj, enum openib_hmem_op_type type,
+                           const union openib_hmem_op *op, uint64_t flags)
 {
     struct hmem_obj *o = hmem_obj_of(obj);
     union openib_hmem_op v = OPENIB_HMEM_OP_INITIALIZER;
 
     if (NULL == o) {
-        return -ENOSYS;
+        return OPAL_ERR_NOT_IMPLEMENTED;
     }
     if (!hmem_op_known(type)) {
-        return -EOPNOTSUPP;
+        return OPAL_ERR_NOT_SUPPORTED;
     }
     if (flags & ~OPENIB_HMEM_FLAG_DESCENDANTS) {
-        return -EINVAL;
+        return OPAL_ERR_BAD_PARAM;
     }
     if (NULL != op) {
         v = *op;
@@ -93,23 +98,23 @@ static int hmem_set_op(struct openib_hmem_object *obj, enum openib_hmem_op_type 
     pthread_mutex_lock(&hmem_tree_lock);
     hmem_slot_store_tree(o, type, v, 0 != (flags & OPENIB_HMEM_FLAG_DESCENDANTS));
     pthread_mutex_unlock(&hmem_tree_lock);
-    return 0;
+    return OPAL_SUCCESS;
 }
 
-static int hmem_get_op(const struct openib_hmem_object *obj, enum openib_hmem_op_type type,
-                       union openib_hmem_op *op, uint64_t flags)
+static int hmem_obj_get_op(const struct openib_hmem_object *obj, enum openib_hmem_op_type type,
+                           union openib_hmem_op *op, uint64_t flags)
 {
     const struct hmem_obj *o = hmem_obj_of(obj);
     union openib_hmem_op v;
 
     if (NULL == o) {
-        return -ENOSYS;
+        return OPAL_ERR_NOT_IMPLEMENTED;
     }
     if (!hmem_op_known(type)) {
-        return -EOPNOTSUPP;
+        return OPAL_ERR_NOT_SUPPORTED;
     }
     if ((flags & ~OPENIB_HMEM_FLAG_DEFAULT) || NULL == op) {
-        return -EINVAL;
+        return OPAL_ERR_BAD_PARAM;
     }
     v = hmem_slot_load(o, type);
     /* Every member is a function pointer of the same size: testing one
@@ -118,29 +123,31 @@ static int hmem_get_op(const struct openib_hmem_object *obj, enum openib_hmem_op
         v = hmem_op_desc[type].dflt;
     }
     *op = v;
-    return 0;
+    return OPAL_SUCCESS;
 }
 
-static int hmem_set_ops(struct openib_hmem_object *obj,
-                        const struct openib_hmem_override_ops *ops)
+static int hmem_obj_set_ops(struct openib_hmem_object *obj,
+                            const struct openib_hmem_override_ops *ops)
 {
     struct hmem_obj *o = hmem_obj_of(obj);
     union openib_hmem_op v[HMEM_OP_NUM];
     int rc, t;
 
     if (NULL == o) {
-        return -ENOSYS;
+        return OPAL_ERR_NOT_IMPLEMENTED;
     }
     if (NULL == ops) {
-        return -EINVAL;
+        return OPAL_ERR_BAD_PARAM;
     }
-    rc = openib_abi_check_size(ops, ops->size, OPENIB_HMEM_OVERRIDE_OPS_V1_SIZE,
-                               sizeof(struct openib_hmem_override_ops));
-    if (0 != rc) {
+    /* openib_abi.h's check answers in the ABI's -EINVAL / -E2BIG. */
+    rc = openib_err_from_errno(-openib_abi_check_size(ops, ops->size,
+                                                      OPENIB_HMEM_OVERRIDE_OPS_V1_SIZE,
+                                                      sizeof(struct openib_hmem_override_ops)));
+    if (OPAL_SUCCESS != rc) {
         return rc;
     }
     if (ops->flags & ~(uint32_t) OPENIB_HMEM_FLAG_DESCENDANTS) {
-        return -EINVAL;
+        return OPAL_ERR_BAD_PARAM;
     }
     /* Decide every slot before touching any: on error nothing changes. */
     for (t = 0; t < HMEM_OP_NUM; ++t) {
@@ -154,10 +161,10 @@ static int hmem_set_ops(struct openib_hmem_object *obj,
         hmem_slot_store_tree(o, t, v[t], 0 != (ops->flags & OPENIB_HMEM_FLAG_DESCENDANTS));
     }
     pthread_mutex_unlock(&hmem_tree_lock);
-    return 0;
+    return OPAL_SUCCESS;
 }
 
-int openib_hmem_object_stats(const struct openib_hmem_object *obj, struct openib_hmem_stats *st)
+static int hmem_obj_stats(const struct openib_hmem_object *obj, struct openib_hmem_stats *st)
 {
     const struct hmem_obj *o = hmem_obj_of(obj);
     struct openib_hmem_stats mine = OPENIB_HMEM_STATS_INITIALIZER;
@@ -165,10 +172,10 @@ int openib_hmem_object_stats(const struct openib_hmem_object *obj, struct openib
     uint32_t given;
 
     if (NULL == o) {
-        return -ENOSYS;
+        return OPAL_ERR_NOT_IMPLEMENTED;
     }
     if (NULL == st || st->size < OPENIB_HMEM_STATS_V1_SIZE) {
-        return -EINVAL;
+        return OPAL_ERR_BAD_PARAM;
     }
     mine.from_hmem_calls = __atomic_load_n(&o->calls[from], __ATOMIC_RELAXED);
     mine.from_hmem_bytes = __atomic_load_n(&o->bytes[from], __ATOMIC_RELAXED);
@@ -189,7 +196,32 @@ int openib_hmem_object_stats(const struct openib_hmem_object *obj, struct openib
         memset((char *) st + sizeof(mine), 0, given - sizeof(mine));
     }
     st->size = given;
-    return 0;
+    return OPAL_SUCCESS;
+}
+
+/* ---- the ABI edge ---- */
+
+static int hmem_set_op(struct openib_hmem_object *obj, enum openib_hmem_op_type type,
+                       const union openib_hmem_op *op, uint64_t flags)
+{
+    return openib_err_to_abi_errno(hmem_obj_set_op(obj, type, op, flags));
+}
+
+static int hmem_get_op(const struct openib_hmem_object *obj, enum openib_hmem_op_type type,
+                       union openib_hmem_op *op, uint64_t flags)
+{
+    return openib_err_to_abi_errno(hmem_obj_get_op(obj, type, op, flags));
+}
+
+static int hmem_set_ops(struct openib_hmem_object *obj,
+                        const struct openib_hmem_override_ops *ops)
+{
+    return openib_err_to_abi_errno(hmem_obj_set_ops(obj, ops));
+}
+
+int openib_hmem_object_stats(const struct openib_hmem_object *obj, struct openib_hmem_stats *st)
+{
+    return openib_err_to_abi_errno(hmem_obj_stats(obj, st));
 }
 
 void openib_hmem_object_reset_stats(struct openib_hmem_object *obj)
@@ -224,18 +256,18 @@ const struct openib_hmem_object_ops openib_hmem_obj_ops = {
     .get_stats = openib_hmem_object_stats,
 };
 
-int openib_hmem_object_create(struct openib_hmem_object *parent, const char *name,
-                              struct openib_hmem_object **out)
+static int hmem_obj_create(struct openib_hmem_object *parent, const char *name,
+                           struct openib_hmem_object **out)
 {
     struct hmem_obj *p = NULL, *o;
     int t;
 
     if (NULL == out) {
-        return -EINVAL;
+        return OPAL_ERR_BAD_PARAM;
     }
     *out = NULL;
     if (NULL != parent && NULL == (p = hmem_obj_of(parent))) {
-        return -EINVAL;
+        return OPAL_ERR_BAD_PARAM;
     }
     o = calloc(1, sizeof(*o));
     if (NULL == o) {
@@ -269,12 +301,18 @@ int openib_hmem_object_create(struct openib_hmem_object *parent, const char *nam
     pthread_mutex_unlock(&hmem_tree_lock);
 
     *out = &o->pub;
-    return 0;
+    return OPAL_SUCCESS;
 
 err_free_obj:
     free(o);
 err_nomem:
-    return -ENOMEM;
+    return OPAL_ERR_OUT_OF_RESOURCE;
+}
+
+int openib_hmem_object_create(struct openib_hmem_object *parent, const char *name,
+                              struct openib_hmem_object **out)
+{
+    return openib_err_to_abi_errno(hmem_obj_create(parent, name, out));
 }
 
 void openib_hmem_object_free(struct openib_hmem_object *obj)

@@ -3,7 +3,7 @@
  * btl_openib_hmem_override and btl_openib_hmem_cuda parameters, component
  * init/fini, the memory hooks that keep the memory-type cache right, and
  * the help texts a user sees when a setting cannot be used. The only file
- * of hmem/ that includes Open MPI headers.
+ * of hmem/ that uses Open MPI beyond its error codes (opal/constants.h).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -211,7 +211,11 @@ int openib_hmem_apply_override(struct openib_hmem_object *root, const char *para
     if (0 == rc) {
         return OPAL_SUCCESS;
     }
-    opal_show_help(HMEM_HELP_FILE, -EPROTO == rc ? "plugin-abi-mismatch" : "plugin-load-failed",
+    /* The loader answers in the ABI's negative errno (a plug-in's init may
+     * return any negative int; INT_MIN has no errno to negate to). */
+    rc = INT_MIN == rc ? OPAL_ERROR : openib_err_from_errno(-rc);
+    opal_show_help(HMEM_HELP_FILE,
+                   OPAL_ERR_TYPE_MISMATCH == rc ? "plugin-abi-mismatch" : "plugin-load-failed",
                    true, param_name, value, host, why);
     return OPAL_ERR_BAD_PARAM;
 }

@@ -2,6 +2,11 @@
  * hmem_plugin.c - override plug-ins: dlopen a library, check the ABI it was
  * built against, let its init install operations on the root object, and
  * take everything back out before unloading it.
+ *
+ * Opening and checking a library works in OPAL codes; openib_hmem_load_plugin
+ * is the ABI edge (negative errno, openib_hmem_btl.h) and converts them
+ * once. The plug-in's init answers in the ABI's terms and its error goes
+ * out as it is.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -35,7 +40,7 @@ static void hmem_why(char *why, size_t why_len, const char *fmt, const char *a, 
     }
 }
 
-/* Check the info struct; on failure fill why and return the error. */
+/* Check the info struct; on failure fill why and return the OPAL code. */
 static int hmem_plugin_check_info(const struct openib_hmem_plugin_info *info, const char *path,
                                   char *why, size_t why_len)
 {
@@ -46,7 +51,7 @@ static int hmem_plugin_check_info(const struct openib_hmem_plugin_info *info, co
         snprintf(detail, sizeof(detail), "its %s has size %u, too small to be one",
                  OPENIB_HMEM_PLUGIN_SYMBOL, (unsigned) info->size);
         hmem_why(why, why_len, "%s: %s", path, detail);
-        return -EINVAL;
+        return OPAL_ERR_BAD_PARAM;
     }
     /* The version first: a newer plug-in's bigger info would otherwise be
      * reported as a size problem, which says less. */
@@ -58,29 +63,35 @@ static int hmem_plugin_check_info(const struct openib_hmem_plugin_info *info, co
                  (unsigned) info->abi_version, (unsigned) OPENIB_HMEM_ABI_VERSION_MIN,
                  (unsigned) OPENIB_HMEM_ABI_VERSION);
         hmem_why(why, why_len, "%s: %s", path, detail);
-        return -EPROTO;
+        return OPAL_ERR_TYPE_MISMATCH; /* -EPROTO */
     }
-    rc = openib_abi_check_size(info, info->size, OPENIB_HMEM_PLUGIN_INFO_V1_SIZE,
-                               sizeof(struct openib_hmem_plugin_info));
-    if (0 != rc) {
+    /* openib_abi.h's check answers in the ABI's -EINVAL / -E2BIG. */
+    rc = openib_err_from_errno(-openib_abi_check_size(info, info->size,
+                                                      OPENIB_HMEM_PLUGIN_INFO_V1_SIZE,
+                                                      sizeof(struct openib_hmem_plugin_info)));
+    if (OPAL_SUCCESS != rc) {
+        const bool larger = OPAL_ERR_VALUE_OUT_OF_BOUNDS == rc; /* -E2BIG */
+
         snprintf(detail, sizeof(detail),
                  "its %s (size %u) is %s than this component's (%zu bytes)%s",
                  OPENIB_HMEM_PLUGIN_SYMBOL, (unsigned) info->size,
-                 -E2BIG == rc ? "larger" : "smaller",
+                 larger ? "larger" : "smaller",
                  (size_t) sizeof(struct openib_hmem_plugin_info),
-                 -E2BIG == rc ? " and sets fields this component does not know" : "");
+                 larger ? " and sets fields this component does not know" : "");
         hmem_why(why, why_len, "%s: %s", path, detail);
         return rc;
     }
     if (NULL == info->init) {
         hmem_why(why, why_len, "%s: %s", path, "its init function is NULL");
-        return -ENOEXEC;
+        return OPAL_ERR_MODULE_NOT_FOUND; /* -ENOEXEC */
     }
-    return 0;
+    return OPAL_SUCCESS;
 }
 
-int openib_hmem_load_plugin(struct openib_hmem_object *root, const char *path, char *why,
-                            size_t why_len)
+/* Check path, dlopen it, check its info: a plug-in ready for its init in
+ * *out, or an OPAL code with the reason in why. */
+static int hmem_plugin_open(const char *path, char *why, size_t why_len,
+                            struct hmem_plugin **out)
 {
     struct hmem_plugin *pl;
     const char *err;
@@ -89,24 +100,18 @@ int openib_hmem_load_plugin(struct openib_hmem_object *root, const char *path, c
     Dl_info dl;
     int rc;
 
-    if (NULL != why && why_len > 0) {
-        why[0] = '\0';
-    }
-    if (NULL == hmem_obj_of(root) || NULL == path || '\0' == path[0]) {
-        hmem_why(why, why_len, "%s%s", "no root object or no plug-in path given", "");
-        return -EINVAL;
-    }
     /* Code run in every rank: only from a file others cannot change. */
     rc = openib_plugin_path_check(path, file, pwhy, sizeof(pwhy));
     if (OPAL_SUCCESS != rc) {
         hmem_why(why, why_len, "%s%s", OPAL_ERR_NOT_FOUND == rc ? "cannot load the library: " : "",
                  pwhy);
-        return OPAL_ERR_NOT_FOUND == rc ? -ENOENT : -EACCES;
+        /* Not there (-ENOENT), or there and refused by the rule (-EACCES). */
+        return OPAL_ERR_NOT_FOUND == rc ? OPAL_ERR_NOT_FOUND : OPAL_ERR_PERM;
     }
     pl = calloc(1, sizeof(*pl));
     if (NULL == pl) {
         hmem_why(why, why_len, "%s: %s", path, "out of memory");
-        return -ENOMEM;
+        return OPAL_ERR_OUT_OF_RESOURCE;
     }
     /* RTLD_NOW: a plug-in with a missing symbol fails here, not mid-copy.
      * The resolved file: the one that was checked. */
@@ -114,7 +119,7 @@ int openib_hmem_load_plugin(struct openib_hmem_object *root, const char *path, c
     if (NULL == pl->handle) {
         err = dlerror();
         hmem_why(why, why_len, "cannot load the library: %s%s", NULL != err ? err : path, "");
-        rc = -ENOENT;
+        rc = OPAL_ERR_NOT_FOUND;
         goto err_free;
     }
     pl->info = dlsym(pl->handle, OPENIB_HMEM_PLUGIN_SYMBOL);
@@ -123,17 +128,47 @@ int openib_hmem_load_plugin(struct openib_hmem_object *root, const char *path, c
                  "%s is not an openib-ng HMEM plug-in: it does not export '%s' "
                  "(use OPENIB_HMEM_PLUGIN_DEFINE from openib/openib_hmem.h)",
                  path, OPENIB_HMEM_PLUGIN_SYMBOL);
-        rc = -ENOEXEC;
+        rc = OPAL_ERR_MODULE_NOT_FOUND; /* -ENOEXEC */
         goto err_close;
     }
     rc = hmem_plugin_check_info(pl->info, path, why, why_len);
-    if (0 != rc) {
+    if (OPAL_SUCCESS != rc) {
         goto err_close;
     }
     pl->base = (0 != dladdr(pl->info, &dl)) ? dl.dli_fbase : NULL;
     memcpy(pl->file, file, sizeof(pl->file));
-    pwhy[0] = '\0';
+    *out = pl;
+    return OPAL_SUCCESS;
 
+err_close:
+    dlclose(pl->handle);
+err_free:
+    free(pl);
+    return rc;
+}
+
+int openib_hmem_load_plugin(struct openib_hmem_object *root, const char *path, char *why,
+                            size_t why_len)
+{
+    struct hmem_plugin *pl = NULL;
+    char pwhy[256 + PATH_MAX] = "";
+    int rc;
+
+    if (NULL != why && why_len > 0) {
+        why[0] = '\0';
+    }
+    if (NULL == hmem_obj_of(root) || NULL == path || '\0' == path[0]) {
+        hmem_why(why, why_len, "%s%s", "no root object or no plug-in path given", "");
+        return openib_err_to_abi_errno(OPAL_ERR_BAD_PARAM);
+    }
+    rc = hmem_plugin_open(path, why, why_len, &pl);
+    if (OPAL_SUCCESS != rc) {
+        return openib_err_to_abi_errno(rc);
+    }
+
+    /* The plug-in's own answer: 0 or a negative errno, which goes to the
+     * caller unchanged (any errno, not only those the table knows); a
+     * positive one breaks the ABI and becomes -ECANCELED. */
     rc = pl->info->init(root, pwhy, sizeof(pwhy));
     if (0 != rc) {
         if (NULL != why && why_len > 0) {
@@ -141,8 +176,11 @@ int openib_hmem_load_plugin(struct openib_hmem_object *root, const char *path, c
                      NULL != pl->info->name ? pl->info->name : "?", rc,
                      '\0' != pwhy[0] ? pwhy : "no reason given");
         }
-        rc = rc < 0 ? rc : -ECANCELED;
-        goto err_forget;
+        /* It may have installed some operations before failing. */
+        (void) hmem_obj_forget_library(pl->base);
+        dlclose(pl->handle);
+        free(pl);
+        return rc < 0 ? rc : -ECANCELED;
     }
 
     pthread_mutex_lock(&hmem_plugins_lock);
@@ -150,15 +188,6 @@ int openib_hmem_load_plugin(struct openib_hmem_object *root, const char *path, c
     hmem_plugins = pl;
     pthread_mutex_unlock(&hmem_plugins_lock);
     return 0;
-
-err_forget:
-    /* It may have installed some operations before failing. */
-    (void) hmem_obj_forget_library(pl->base);
-err_close:
-    dlclose(pl->handle);
-err_free:
-    free(pl);
-    return rc;
 }
 
 const char *openib_hmem_plugin_newest_file(void)

@@ -1,6 +1,11 @@
 /*
  * hmem_private.h - what the files of hmem/ share and nothing else sees:
  * the object behind the public head, the iovec walker, the CUDA loader.
+ *
+ * Errors: everything declared here returns OPAL_* codes (as the rest of the
+ * component does). The negative errno values of the HMEM ABI exist only at
+ * its edge - the functions of openib/openib_hmem.h and hmem/openib_hmem_btl.h
+ * - which convert once with openib_err_to_abi_errno (btl_openib_errno.h).
  */
 #ifndef OPENIB_HMEM_PRIVATE_H
 #define OPENIB_HMEM_PRIVATE_H
@@ -12,6 +17,9 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "opal/constants.h"
+
+#include "btl_openib/btl_openib_errno.h"
 #include "hmem/openib_hmem_btl.h"
 
 #define HMEM_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -60,12 +68,16 @@ int hmem_obj_forget_library(const void *base);
  * (hmem side, host side, length). The rules every copy shares:
  *   - off counts across all entries; zero-length entries are skipped;
  *   - off == total length copies nothing and returns 0;
- *   - off > total length is a caller bug: -EINVAL (even when len is 0);
+ *   - off > total length is a caller bug: OPAL_ERR_BAD_PARAM (even when len
+ *     is 0);
  *   - at most len bytes; fewer when the iovec ends first (partial last entry);
- *   - a NULL base is -EFAULT only where bytes would be copied.
+ *   - a NULL base is OPAL_ERR_BUFFER only where bytes would be copied.
+ * Returns the bytes copied or an OPAL code (seg's own, when it fails); the
+ * ABI's -EINVAL / -EFAULT are what the edge makes of these two.
  * Static inline so each caller's constant `seg` is inlined (memcpy stays a
  * memcpy on the system path).
  */
+/* One piece: OPAL_SUCCESS or an OPAL code. */
 typedef int (*hmem_seg_fn)(void *hmem, void *host, size_t n, uint64_t device);
 
 static inline ssize_t hmem_iov_walk(const struct iovec *iov, size_t cnt, uint64_t off,
@@ -76,7 +88,7 @@ static inline ssize_t hmem_iov_walk(const struct iovec *iov, size_t cnt, uint64_
 
     if (HMEM_UNLIKELY(len > (size_t) SSIZE_MAX || (NULL == iov && cnt > 0) ||
                       (NULL == host && len > 0))) {
-        return -EINVAL;
+        return OPAL_ERR_BAD_PARAM;
     }
     /* Fast case: one entry that holds the whole range. */
     if (HMEM_LIKELY(1 == cnt && off <= iov[0].iov_len && len <= iov[0].iov_len - off)) {
@@ -84,7 +96,7 @@ static inline ssize_t hmem_iov_walk(const struct iovec *iov, size_t cnt, uint64_
             return 0;
         }
         if (HMEM_UNLIKELY(NULL == iov[0].iov_base)) {
-            return -EFAULT;
+            return OPAL_ERR_BUFFER;
         }
         rc = seg((char *) iov[0].iov_base + off, host, len, device);
         return rc < 0 ? rc : (ssize_t) len;
@@ -94,7 +106,7 @@ static inline ssize_t hmem_iov_walk(const struct iovec *iov, size_t cnt, uint64_
         ++i;
     }
     if (i == cnt) {
-        return 0 == off ? 0 : -EINVAL;
+        return 0 == off ? 0 : OPAL_ERR_BAD_PARAM;
     }
     for (; i < cnt && done < len; ++i, off = 0) {
         size_t n = iov[i].iov_len - off;
@@ -106,7 +118,7 @@ static inline ssize_t hmem_iov_walk(const struct iovec *iov, size_t cnt, uint64_
             continue;
         }
         if (HMEM_UNLIKELY(NULL == iov[i].iov_base)) {
-            return -EFAULT;
+            return OPAL_ERR_BUFFER;
         }
         rc = seg((char *) iov[i].iov_base + off, (char *) host + done, n, device);
         if (rc < 0) {
@@ -165,7 +177,8 @@ void hmem_mt_mark_freed(const struct hmem_mt_entry *e);
 /* ---- CUDA (hmem_cuda.c): the driver library loaded at run time ---- */
 
 /* Load the driver library `lib` (dlopen + dlsym; no driver call), cuInit,
- * count devices. 0 when usable; why says what was found either way. */
+ * count devices. OPAL_SUCCESS when usable, else OPAL_ERR_NOT_AVAILABLE; why
+ * says what was found either way. */
 int hmem_cuda_start(const char *lib, char *why, size_t why_len);
 /* True when `lib` is already loaded in this process (by the application or
  * its CUDA runtime): dlopen(RTLD_NOLOAD), which never loads it. */
@@ -173,10 +186,11 @@ bool hmem_cuda_lib_loaded(const char *lib);
 /* Classify addr with the driver (started). HOST when the driver does not
  * know it; else the allocation's kind, range, buffer id and ordinal. */
 void hmem_cuda_classify(const void *addr, struct hmem_mt_entry *e);
-/* The buffer id of the allocation at addr: 0, or -1 when the driver does
- * not know addr (any more). */
+/* The buffer id of the allocation at addr: OPAL_SUCCESS, or
+ * OPAL_ERR_NOT_FOUND when the driver does not know addr (any more). */
 int hmem_cuda_buffer_id(const void *addr, uint64_t *id);
-/* Copy pieces for hmem_iov_walk: -EIO when the driver's copy fails. */
+/* Copy pieces for hmem_iov_walk: OPAL_ERROR when the driver's copy fails
+ * (the ABI's -EIO), OPAL_ERR_NOT_AVAILABLE without a driver (-ENODEV). */
 int hmem_cuda_seg_from(void *hmem, void *host, size_t n, uint64_t device);
 int hmem_cuda_seg_to(void *hmem, void *host, size_t n, uint64_t device);
 
