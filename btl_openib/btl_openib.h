@@ -33,6 +33,10 @@
 /* Scatter/gather entries a send work request uses at most: our header,
  * the PML's, the payload (btl_openib_limits.c skips a device with fewer). */
 #define OPENIB_SEND_MAX_SGE 3
+/* Slots of the QP-number cache in front of qp_map (btl_openib_qp_map.h):
+ * 256 x 16 bytes per port, enough that the peers a process talks to at
+ * once rarely share one. */
+#define OPENIB_QPN_CACHE 256
 /* Idle closes under way at once per port (btl_openib_peer_limit.c). */
 #define OPENIB_MAX_PARKING 8
 
@@ -162,6 +166,10 @@ typedef struct mca_btl_openib_module {
     opal_pointer_array_t endpoints;      /* every endpoint of this module */
     opal_proc_table_t peers;             /* process name -> endpoint (btl_openib_proc.c) */
     opal_hash_table_t qp_map;            /* local QP number -> endpoint */
+    struct openib_qpn_slot {             /* qp_map's answers, direct-mapped */
+        uint32_t qpn;
+        struct mca_btl_base_endpoint_t *ep;
+    } qpn_cache[OPENIB_QPN_CACHE];       /* (btl_openib_qp_map.h) */
     opal_list_t stalled;                 /* endpoints with sends waiting for credits */
     struct mca_btl_base_endpoint_t **eager_eps; /* endpoints whose ring we poll */
     int num_eager;

@@ -19,6 +19,7 @@
 #include "btl_openib/btl_openib_cq.h"
 #include "btl_openib/btl_openib_eager_rdma.h"
 #include "btl_openib/btl_openib_frag.h"
+#include "btl_openib/btl_openib_qp_map.h"
 #include "btl_openib/btl_openib_qp_state.h"
 #include "btl_openib/btl_openib_order.h"
 #include "btl_openib/btl_openib_peer_cost.h"
@@ -151,7 +152,7 @@ int openib_endpoint_create_qps(mca_btl_openib_endpoint_t *ep)
         }
         qp->sd_wqe = (int32_t) ia.cap.max_send_wr; /* see openib_qp_data_room */
         qp->sq_bytes = (uint32_t) openib_send_queue_bytes(&ia.cap, m->dev->defaults.sq_slot_header);
-        opal_hash_table_set_value_uint32(&m->qp_map, qp->qp->qp_num, ep);
+        openib_qp_map_add(m, qp->qp->qp_num, ep);
     }
     ep->num_qps = rq->num;
     /* The initiator sends first (btl_openib_cts.h): count arrivals from
@@ -202,7 +203,7 @@ static void release_connection(mca_btl_openib_endpoint_t *ep)
     openib_lru_unlink(ep);
     for (q = 0; q < OPENIB_MAX_QUEUES; ++q) {
         if (ep->qps[q].qp) {
-            opal_hash_table_remove_value_uint32(&m->qp_map, ep->qps[q].qp->qp_num);
+            openib_qp_map_remove(m, ep->qps[q].qp->qp_num);
             ibv_destroy_qp(ep->qps[q].qp);
         }
         free(ep->qps[q].reclaim);

@@ -10,6 +10,7 @@
 
 #include "btl_openib/btl_openib.h"
 #include "btl_openib/btl_openib_frag.h"
+#include "btl_openib/btl_openib_qp_map.h"
 
 struct openib_completion {
     uint64_t id;
@@ -44,7 +45,7 @@ static inline void openib_completion_from_wc(mca_btl_openib_module_t *m, const s
         /* a per-peer buffer was posted on its endpoint's own QP */
         ep = ((openib_frag_t *) (uintptr_t) c->id)->ep;
     } else if (c->is_recv || c->status != IBV_WC_SUCCESS) {
-        opal_hash_table_get_value_uint32(&m->qp_map, wc->qp_num, &ep);
+        ep = openib_qp_map_find(m, wc->qp_num);
     }
     c->ep = ep;
 }
