@@ -63,7 +63,8 @@ struct openib_hmem_object *openib_hmem_glue_child(struct openib_hmem_object *par
 {
     struct openib_hmem_object *o = NULL;
 
-    if (parent && OPAL_SUCCESS != openib_hmem_object_create(parent, "device", &o)) {
+    /* the public HMEM API: 0 or a negative errno */
+    if (parent && 0 != openib_hmem_object_create(parent, "device", &o)) {
         return NULL;
     }
     return o;
