@@ -2,7 +2,7 @@
  * cpc_rdma_cm.h - the rdma_cm CPC's pieces, shared by its files only:
  *   cpc_rdma_cm.c       component and module: parameters, query, listener
  *   cpc_rdma_cm_addr.c  which IPv4 address a port answers on
- *   cpc_rdma_cm_wire.c  the private-data format (pure; unit-tested)
+ *   wire/rdma_cm_wire.c the private-data format (pure; unit-tested)
  *   cpc_rdma_cm_conn.c  the handshake (described there): bookkeeping and the
  *                       endpoints; its other files (initiator, responder,
  *                       iwarp, events) are listed in cpc_rdma_cm_conn.h
@@ -25,7 +25,7 @@ struct sockaddr;
 
 #define RCM_ID_LEN 8 /* opal_process_name_t */
 
-/* ---- modex blob (cpc_rdma_cm_wire.c) ----
+/* ---- modex blob (wire/rdma_cm_wire.c) ----
  *   [0] version, [1] 0, [2..3] TCP port (big-endian), [4..7] IPv4 (network
  *   order), [8..23] the process token (cpc_auth.h: PMIx gives it only to
  *   the job).
@@ -49,7 +49,7 @@ int rcm_blob_decode(const uint8_t *b, size_t len, struct rcm_blob *out) CPC_HIDD
 /* Is sa (AF_INET, or AF_INET6 IPv4-mapped) the IPv4 address ip? */
 bool rcm_sockaddr_is(const struct sockaddr *sa, uint32_t ip) CPC_HIDDEN;
 
-/* ---- private data (cpc_rdma_cm_wire.c has the layout and the reasons) ---- */
+/* ---- private data (wire/rdma_cm_wire.c has the layout and the reasons) ---- */
 
 /* What librdmacm lets a consumer carry on the IB CM (InfiniBand and RoCE):
  * a REQ has 92 bytes, of which rdma_cm's own header takes 36. */
@@ -127,7 +127,7 @@ const char *rcm_refusal_name(enum rcm_refusal r) CPC_HIDDEN;
 
 /* Chunk idx of the REQ for body[0..body_len), MAC keyed with the
  * responder's token (key) and covering dst and qpn0 too (not carried:
- * cpc_rdma_cm_wire.c). Returns its length (RCM_REQ_PRIV_MAX: always the
+ * wire/rdma_cm_wire.c). Returns its length (RCM_REQ_PRIV_MAX: always the
  * whole area), 0 when idx is out of range. */
 size_t rcm_req_encode(uint8_t *pd, const void *src, const void *dst,
                       const uint8_t *key, const uint8_t *nonce, uint32_t qpn0,

@@ -143,7 +143,7 @@ int openib_connect_modex_encode(const struct openib_modex_port *ports, int nport
  * and never reads past buf + len. A well-formed blob of another format
  * version gives OPAL_ERR_NOT_SUPPORTED; more ports than max gives
  * OPAL_ERR_OUT_OF_RESOURCE with *nports set to the number needed. The format
- * is described in connect/cpc_modex.c. */
+ * is described in wire/modex_wire.c. */
 int openib_connect_modex_decode(const uint8_t *buf, size_t len,
                                 struct openib_modex_port *ports, int max, int *nports);
 

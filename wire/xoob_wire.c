@@ -1,5 +1,5 @@
 /*
- * cpc_xoob_wire.c - xoob's modex blob and side-channel messages.
+ * xoob_wire.c - xoob's modex blob and side-channel messages.
  *
  * Blob, version 3, big-endian, exact length:
  *   u8 version, u8 naddr (1..8), u16 tcp_port, 16 bytes process token,
@@ -24,8 +24,8 @@
 
 #include "opal/constants.h"
 
-#include "connect/cpc_xoob_wire.h"
-#include "connect/cpc_wire_be.h"
+#include "wire/xoob_wire.h"
+#include "wire/wire_be.h"
 
 #define XOOB_MAGIC 0x584f4f42u /* "XOOB" */
 #define XOOB_WHY_OFF (4 + 4 + 2 * XOOB_ID_LEN + 16 + 16 + 2 + 8)

@@ -1,10 +1,10 @@
 /*
- * cpc_wire_be.h - big-endian integers of 1 to 8 bytes, the byte order of
+ * wire_be.h - big-endian integers of 1 to 8 bytes, the byte order of
  * every connection-setup wire format (oob, xoob, rdma_cm private data, the
  * modex blob).  Callers check room before they write or read.
  */
-#ifndef OPENIB_CPC_WIRE_BE_H
-#define OPENIB_CPC_WIRE_BE_H
+#ifndef OPENIB_WIRE_BE_H
+#define OPENIB_WIRE_BE_H
 
 #include <stdint.h>
 

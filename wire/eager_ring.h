@@ -1,5 +1,5 @@
 /*
- * btl_openib_eager_layout.h - where an eager-RDMA message sits in its ring
+ * eager_ring.h - where an eager-RDMA message sits in its ring
  * slot, and the two wire structs of eager RDMA. Device-free, so the layout
  * rules are unit-tested without hardware.
  *
@@ -14,13 +14,13 @@
  * there (devices place the bytes of one write in increasing address order).
  * The message starts 8-byte aligned because the PML's headers expect it.
  */
-#ifndef BTL_OPENIB_EAGER_LAYOUT_H
-#define BTL_OPENIB_EAGER_LAYOUT_H
+#ifndef OPENIB_WIRE_EAGER_RING_H
+#define OPENIB_WIRE_EAGER_RING_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "btl_openib/btl_openib_hdr.h"
+#include "wire/data_hdr.h"
 
 /* At the end of every slot. Host byte order, like struct openib_hdr. */
 struct openib_eager_footer {

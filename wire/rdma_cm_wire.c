@@ -1,5 +1,5 @@
 /*
- * cpc_rdma_cm_wire.c - what the rdma_cm CPC puts in the modex and in the IB
+ * rdma_cm_wire.c - what the rdma_cm CPC puts in the modex and in the IB
  * CM's private data, and the checks a receiver makes before it believes any
  * of it (pure functions; tests/unit/connect/test_rdma_cm_wire.c).
  *
@@ -96,7 +96,7 @@
 #include <sys/socket.h>
 
 #include "connect/cpc_rdma_cm.h"
-#include "connect/cpc_wire_be.h"
+#include "wire/wire_be.h"
 
 #define RCM_MAGIC 0xa7
 #define RCM_WIRE_VERSION 2

@@ -1,11 +1,11 @@
 /*
- * cpc_oob_wire.h - what oob's side channel carries: the oob modex blob, the
+ * oob_wire.h - what oob's side channel carries: the oob modex blob, the
  * oob handshake messages, and the channel's own keepalive frames (on every
  * session, xoob's too). Device-free, unit-tested
- * (tests/unit/connect/test_oob_wire.c). Layouts in cpc_oob_wire.c.
+ * (tests/unit/connect/test_oob_wire.c). Layouts in oob_wire.c.
  */
-#ifndef CPC_OOB_WIRE_H
-#define CPC_OOB_WIRE_H
+#ifndef OPENIB_WIRE_OOB_WIRE_H
+#define OPENIB_WIRE_OOB_WIRE_H
 
 #include <stdbool.h>
 #include <stddef.h>

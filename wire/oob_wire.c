@@ -1,5 +1,5 @@
 /*
- * cpc_oob_wire.c - the oob side channel's formats (see cpc_oob_wire.h).
+ * oob_wire.c - the oob side channel's formats (see oob_wire.h).
  *
  * Blob, version 4, exact length: u8 version, u8 naddr (0..8), u16 TCP port
  * (big-endian), 16 bytes process token, u32 UD QP number (0 = none),
@@ -38,8 +38,8 @@
 
 #include <string.h>
 
-#include "connect/cpc_oob_wire.h"
-#include "connect/cpc_wire_be.h"
+#include "wire/oob_wire.h"
+#include "wire/wire_be.h"
 
 #define OOB_MAGIC 0x4f49424fu    /* "OIBO" */
 #define OOB_KA_MAGIC 0x4f49424bu /* "OIBK" */

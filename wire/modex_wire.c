@@ -1,5 +1,5 @@
 /*
- * cpc_modex.c - the modex blob: every port's identity and CPC list.
+ * modex_wire.c - the modex blob: every port's identity and CPC list.
  *
  * Wire format, version 2 (v1 had no transport byte). All integers
  * big-endian; no padding anywhere.
@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "connect/cpc_internal.h"
-#include "connect/cpc_wire_be.h"
+#include "wire/wire_be.h"
 
 #define MODEX_MAGIC0 'o'
 #define MODEX_MAGIC1 'i'

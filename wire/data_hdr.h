@@ -1,12 +1,12 @@
 /*
- * btl_openib_hdr.h - the wire header in front of every send.
+ * data_hdr.h - the wire header in front of every send.
  *
  * 8 bytes, so the upper layer's header that follows stays 8-byte aligned.
  * Host byte order: openib connects homogeneous nodes only (the modex carries
  * no endianness, as with Open MPI's own verbs BTLs).
  */
-#ifndef BTL_OPENIB_HDR_H
-#define BTL_OPENIB_HDR_H
+#ifndef OPENIB_WIRE_DATA_HDR_H
+#define OPENIB_WIRE_DATA_HDR_H
 
 #include <stdint.h>
 
