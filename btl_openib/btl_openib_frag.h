@@ -6,6 +6,7 @@
 #define BTL_OPENIB_FRAG_H
 
 #include "btl_openib/btl_openib.h"
+#include "btl_openib/btl_openib_wrid.h"
 #include "wire/data_hdr.h"
 
 struct openib_frag {

@@ -3,7 +3,7 @@
  * CM's private data, and the checks a receiver makes before it believes any
  * of it (pure functions; tests/unit/connect/test_rdma_cm_wire.c).
  *
- * Room (InfiniBand and RoCE; measured against librdmacm, see cpc_rdma_cm.h):
+ * Room (InfiniBand and RoCE; measured against librdmacm, see rdma_cm_wire.h):
  * REQ 56 bytes, REP 196, REJ 148. Every message starts with an 11-byte
  * header:
  *
@@ -95,7 +95,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "connect/cpc_rdma_cm.h"
+#include "wire/rdma_cm_wire.h"
 #include "wire/wire_be.h"
 
 #define RCM_MAGIC 0xa7
@@ -403,7 +403,7 @@ enum rcm_refusal rcm_rep_verify(const uint8_t *pd, size_t len, uint32_t qpn0,
     return RCM_OK;
 }
 
-/* ---- iWARP: one frame per QP connection (cpc_rdma_cm.h) ---- */
+/* ---- iWARP: one frame per QP connection (rdma_cm_wire.h) ---- */
 
 size_t rcm_qp_frame_encode(uint8_t *pd, enum rcm_type type, const void *src, const void *dst,
                            const uint8_t *key, const uint8_t *nonce, unsigned q)

@@ -30,9 +30,9 @@
 #include <string.h>
 
 #include "connect/cpc_auth.h"
-#include "connect/cpc_rdma_cm.h"
 #include "connect/openib_connect.h"
 #include "wire/oob_wire.h"
+#include "wire/rdma_cm_wire.h"
 #include "wire/xoob_wire.h"
 #include "tests/unit/connect/cpc_test.h"
 
