@@ -76,6 +76,12 @@ int oob_msg_decode(const uint8_t *buf, size_t size, struct oob_msg *out);
 
 /* ---- what a receiver checks, in this order (pure: unit-tested) ---- */
 
+/* The head every channel frame of ours starts with (oob and xoob messages,
+ * UD frames): u32 magic and u8 version at p, 5 bytes there. BAD_PARAM for
+ * another magic (not this kind of frame), NOT_SUPPORTED for another version
+ * of it. */
+int oob_frame_check_head(const uint8_t *p, uint32_t magic, uint8_t version);
+
 /* Why a frame was refused; the names are the reason tokens of the log
  * lines ("refused ... bad-mac"), shared by oob and xoob. */
 enum oob_refusal {
@@ -99,9 +105,6 @@ const char *oob_refusal_name(enum oob_refusal r);
 bool oob_is_member(const uint8_t src[OOB_ID_LEN], const uint8_t self[OOB_ID_LEN],
                    uint32_t job_size);
 
-/* A frame on an accepted session (REQ or RTU): layout, dst == self,
- * membership, MAC under own_token, then (src, nonce) fresh in replay
- * (remembered only when every earlier check passed). */
 /* A decoded frame as the shared checks see it (oob and xoob): the sealed
  * bytes, where the MAC lies, and the fields the rules read. */
 struct oob_frame_view {
@@ -122,6 +125,9 @@ enum oob_refusal oob_check_answer_frame(const struct oob_frame_view *f,
                                         const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
                                         const uint8_t asked[OPENIB_AUTH_NONCE_LEN]);
 
+/* A frame on an accepted session (REQ or RTU): layout, dst == self,
+ * membership, MAC under own_token, then (src, nonce) fresh in replay
+ * (remembered only when every earlier check passed). */
 enum oob_refusal oob_check_incoming(const uint8_t *buf, size_t size,
                                     const uint8_t self[OOB_ID_LEN], uint32_t job_size,
                                     const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],

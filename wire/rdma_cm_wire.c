@@ -177,12 +177,9 @@ int rcm_body_decode(const uint8_t *body, size_t len, uint32_t qpn0,
     }
     p++;
     q->num_qps = (uint8_t) n;
-    p = cpc_be_get(p, &v, 4);
-    q->rq_layout = (uint32_t) v;
-    p = cpc_be_get(p, &v, 4);
-    q->mailbox_rkey = (uint32_t) v;
-    p = cpc_be_get(p, &v, 8);
-    q->mailbox_addr = v;
+    p = cpc_be_get32(p, &q->rq_layout);
+    p = cpc_be_get32(p, &q->mailbox_rkey);
+    p = cpc_be_get(p, &q->mailbox_addr, 8);
     for (i = 0; i < n; ++i) {
         p = cpc_be_get(p, &v, 3);
         q->psn[i] = (uint32_t) v;
@@ -219,8 +216,7 @@ void rcm_blob_encode(uint8_t *b, uint16_t port, uint32_t ip, const uint8_t *toke
 {
     b[0] = RCM_BLOB_VERSION;
     b[1] = 0;
-    b[2] = (uint8_t) (port >> 8);
-    b[3] = (uint8_t) port;
+    cpc_be_put(b + 2, port, 2);
     memcpy(b + 4, &ip, 4);
     memcpy(b + 8, token, OPENIB_AUTH_TOKEN_LEN);
 }
@@ -236,7 +232,7 @@ int rcm_blob_decode(const uint8_t *b, size_t len, struct rcm_blob *out)
     if (len < RCM_BLOB_LEN) {
         return OPAL_ERR_BAD_PARAM;
     }
-    out->port = (uint16_t) (b[2] << 8 | b[3]);
+    cpc_be_get16(b + 2, &out->port);
     memcpy(&out->ip, b + 4, 4);
     memcpy(out->token, b + 8, OPENIB_AUTH_TOKEN_LEN);
     return 0 == out->port || 0 == out->ip ? OPAL_ERR_BAD_PARAM : OPAL_SUCCESS;

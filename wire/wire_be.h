@@ -28,4 +28,24 @@ static inline const uint8_t *cpc_be_get(const uint8_t *p, uint64_t *v, int n)
     return p + n;
 }
 
+/* cpc_be_get of a u16 or u32 field straight into its struct member, so a
+ * decoder needs no 64-bit temporary to narrow. */
+static inline const uint8_t *cpc_be_get16(const uint8_t *p, uint16_t *v)
+{
+    uint64_t x;
+
+    p = cpc_be_get(p, &x, 2);
+    *v = (uint16_t) x;
+    return p;
+}
+
+static inline const uint8_t *cpc_be_get32(const uint8_t *p, uint32_t *v)
+{
+    uint64_t x;
+
+    p = cpc_be_get(p, &x, 4);
+    *v = (uint32_t) x;
+    return p;
+}
+
 #endif
