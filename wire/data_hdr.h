@@ -2,8 +2,8 @@
  * data_hdr.h - the wire header in front of every send.
  *
  * 8 bytes, so the upper layer's header that follows stays 8-byte aligned.
- * Host byte order: openib connects homogeneous nodes only (the modex carries
- * no endianness, as with Open MPI's own verbs BTLs).
+ * Host byte order and no version field: why that holds, and what it asks of
+ * a change, in wire/README.md.
  */
 #ifndef OPENIB_WIRE_DATA_HDR_H
 #define OPENIB_WIRE_DATA_HDR_H

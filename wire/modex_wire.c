@@ -6,7 +6,7 @@
  *
  *   header (12 bytes)
  *     u8  'o' 'i'      magic: this is an openib modex at all
- *     u8  version      2; a peer with another version is refused
+ *     u8  version      2
  *     u8  nports
  *     u32 total_len    the whole blob, header included
  *     u32 crc32        IEEE CRC-32 of bytes [0, 8) and [12, total_len)
@@ -26,8 +26,8 @@
  *
  * The lengths are redundant on purpose (total, per port, per blob, and a
  * CRC): the decoder demands that they all agree exactly, so a truncated or
- * corrupted blob is refused instead of being half-read. Any later change to
- * the layout is a new version.
+ * corrupted blob is refused instead of being half-read. Versioning rules:
+ * wire/README.md.
  */
 #include "opal_config.h"
 #include "opal/constants.h"

@@ -31,7 +31,8 @@
  *
  * A frame's magic tells the channel's keepalives from the CPCs' messages
  * (oob's "OIBO", xoob's "XOOB"), so the channel thread can answer a PING
- * without knowing anything about the CPC on the session.
+ * without knowing anything about the CPC on the session. Versioning rules
+ * for all of them: wire/README.md.
  */
 #include "opal_config.h"
 #include "opal/constants.h"

@@ -2,7 +2,8 @@
  * oob_wire.h - what oob's side channel carries: the oob modex blob, the
  * oob handshake messages, and the channel's own keepalive frames (on every
  * session, xoob's too). Device-free, unit-tested
- * (tests/unit/connect/test_oob_wire.c). Layouts in oob_wire.c.
+ * (tests/unit/connect/test_oob_wire.c). Layouts in oob_wire.c; versioning
+ * rules for every format in wire/README.md.
  */
 #ifndef OPENIB_WIRE_OOB_WIRE_H
 #define OPENIB_WIRE_OOB_WIRE_H
@@ -17,9 +18,8 @@
 
 /* Blob 4 adds the UD side channel's QP number and lets the TCP address
  * list be empty (a UD-only process needs no IPv4); 3 carried the process
- * token (cpc_auth.h). A peer of another version cannot authenticate or
- * reach us the same way, so its blob is refused up front, with the
- * reason. Message 2 carries a nonce, the nonce it answers and a MAC. */
+ * token (cpc_auth.h). Message 2 carries a nonce, the nonce it answers and a
+ * MAC. What a reader does with another version: wire/README.md. */
 #define OOB_BLOB_VERSION 4
 #define OOB_MSG_VERSION 2
 #define OOB_ID_LEN 8

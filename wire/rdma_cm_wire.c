@@ -87,6 +87,7 @@
  *
  * A reader that finds another marker version, or a BUSY cut short, does not
  * guess (cpc_rdma_cm_initiator.c fails the connection with the reason).
+ * Versioning rules for all of the above: wire/README.md.
  */
 #include "opal_config.h"
 #include "opal/constants.h"

@@ -25,8 +25,8 @@ struct sockaddr;
  *   the job).
  * Version 3: requests and replies are authenticated with the token; a
  * version-2 peer would send requests we refuse. Version 2: the listener
- * answers REJ(BUSY) for a process outside MPI. Blobs of another version are
- * refused up front, with the reason. */
+ * answers REJ(BUSY) for a process outside MPI. Another version:
+ * wire/README.md. */
 #define RCM_BLOB_VERSION 3
 #define RCM_BLOB_LEN (8 + OPENIB_AUTH_TOKEN_LEN)
 

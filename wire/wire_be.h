@@ -1,7 +1,8 @@
 /*
- * wire_be.h - big-endian integers of 1 to 8 bytes, the byte order of
- * every connection-setup wire format (oob, xoob, rdma_cm private data, the
- * modex blob).  Callers check room before they write or read.
+ * wire_be.h - big-endian integers of 1 to 8 bytes: the one codec of every
+ * connection-setup format (the modex blob, the oob, xoob and rdma_cm blobs
+ * and messages). Callers check room before they write or read. What is
+ * big-endian and what is not, and why: wire/README.md.
  */
 #ifndef OPENIB_WIRE_BE_H
 #define OPENIB_WIRE_BE_H

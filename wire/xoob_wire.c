@@ -17,6 +17,7 @@
  *   144  16 bytes MAC: HMAC-SHA256/128 of the 160 bytes, MAC counted as
  *        zeros, keyed with the receiver's token (openib_auth_seal)
  * (Version 1 had 64 bytes of why and no nonces nor MAC.)
+ * Versioning rules: wire/README.md.
  */
 #include "opal_config.h"
 

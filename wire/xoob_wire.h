@@ -1,6 +1,7 @@
 /*
  * xoob_wire.h - xoob's modex blob and side-channel messages.
- * Device-free, unit-tested (tests/unit/connect/test_xoob_wire.c).
+ * Device-free, unit-tested (tests/unit/connect/test_xoob_wire.c). Layouts
+ * in xoob_wire.c; versioning rules for every format in wire/README.md.
  */
 #ifndef OPENIB_WIRE_XOOB_WIRE_H
 #define OPENIB_WIRE_XOOB_WIRE_H
@@ -12,9 +13,10 @@
 #include "connect/cpc_auth.h"
 #include "wire/oob_wire.h" /* enum oob_refusal, oob_is_member */
 
-/* Blob 3 carries the process token (cpc_auth.h); blobs of another version
- * are refused up front (2 could not authenticate, 1 lacked keepalives).
- * Message 2 carries a nonce, the nonce it answers and a MAC. */
+/* Blob 3 carries the process token (cpc_auth.h); 2 could not
+ * authenticate, 1 lacked keepalives. Message 2 carries a nonce, the nonce
+ * it answers and a MAC. What a reader does with another version:
+ * wire/README.md. */
 #define XOOB_BLOB_VERSION 3
 #define XOOB_MSG_VERSION 2
 #define XOOB_MAX_ADDRS 8
