@@ -13,7 +13,7 @@
 #define BTL_OPENIB_CREDITS_H
 
 #include "btl_openib/btl_openib.h"
-#include "btl_openib/btl_openib_hdr.h"
+#include "wire/data_hdr.h"
 
 static inline bool openib_queue_is_pp(int q)
 {

@@ -7,9 +7,9 @@
 
 #include "btl_openib/btl_openib_cts.h"
 #include "btl_openib/btl_openib_frag.h"
-#include "btl_openib/btl_openib_hdr.h"
 #include "btl_openib/btl_openib_send.h"
 #include "mca/btl_openib_params.h"
+#include "wire/data_hdr.h"
 
 /* One empty credit message on queue q: the peer takes its header's
  * credits and seq like any other message; its arrival is what counts. */

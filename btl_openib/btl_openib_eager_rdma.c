@@ -1,7 +1,7 @@
 /*
  * btl_openib_eager_rdma.c - eager RDMA rings: offering one, writing into the
  * peer's, and polling ours. Protocol: btl_openib_eager_rdma.h; slot layout:
- * btl_openib_eager_layout.h.
+ * wire/eager_ring.h.
  */
 #include "opal_config.h"
 
@@ -14,11 +14,11 @@
 
 #include "btl_openib/btl_openib_async.h"
 #include "btl_openib/btl_openib_credits.h"
-#include "btl_openib/btl_openib_eager_layout.h"
 #include "btl_openib/btl_openib_eager_rdma.h"
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_order.h"
 #include "btl_openib/btl_openib_send.h"
+#include "wire/eager_ring.h"
 
 static uint32_t ring_slots(void)
 {

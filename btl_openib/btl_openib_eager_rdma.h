@@ -13,7 +13,7 @@
  *     btl_openib_eager_rdma_num rings on the port registers a ring and sends
  *     the peer an offer (OPENIB_TAG_EAGER_RDMA message).
  *  2. The sender then writes small messages into the ring, laid out as
- *     btl_openib_eager_layout.h describes, on the endpoint's first QP:
+ *     wire/eager_ring.h describes, on the endpoint's first QP:
  *     inline from the caller's memory (sendi) or from a registered send
  *     fragment; anything that does not fit or finds no free slot takes the
  *     normal send path.

@@ -6,7 +6,8 @@
 #define BTL_OPENIB_FRAG_H
 
 #include "btl_openib/btl_openib.h"
-#include "btl_openib/btl_openib_hdr.h"
+#include "btl_openib/btl_openib_wrid.h"
+#include "wire/data_hdr.h"
 
 struct openib_frag {
     mca_btl_base_descriptor_t des;   /* first: starts with the free-list item */

@@ -32,11 +32,11 @@
 
 #include "btl_openib/btl_openib_clock.h"
 #include "btl_openib/btl_openib_frag.h"
-#include "btl_openib/btl_openib_hdr.h"
 #include "btl_openib/btl_openib_peer_limit.h"
 #include "btl_openib/btl_openib_send.h"
 #include "btl_openib/btl_openib_teardown.h"
 #include "mca/btl_openib_params.h"
+#include "wire/data_hdr.h"
 
 #define LOOK_AGAIN_USEC 10000
 

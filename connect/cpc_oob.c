@@ -3,7 +3,7 @@
  * file is the component and the module: parameters, query (the port's side
  * channels and modex blob), endpoints and the progress hook. A connection's
  * handshake is in cpc_oob_conn.c, the handlers of its frames in
- * cpc_oob_events.c (cpc_oob_int.h), the frames in cpc_oob_wire.c.
+ * cpc_oob_events.c (cpc_oob_int.h), the frames in wire/oob_wire.c.
  *
  * Each port's module has a UD side channel (one UD QP for every peer) and
  * a TCP listener, as btl_openib_oob_side_channel says, and publishes both
@@ -41,7 +41,7 @@
  * yet) are retried with a back-off up to btl_openib_connect_oob_retries
  * times.
  *
- * Authentication (cpc_auth.h; layouts in cpc_oob_wire.c): the blob carries
+ * Authentication (cpc_auth.h; layouts in wire/oob_wire.c): the blob carries
  * the process token; REQ and RTU are sealed with the responder's token, REP
  * and REJ with the initiator's, each echoing the nonce it answers. A
  * responder checks a frame on an accepted session in a fixed order: layout,

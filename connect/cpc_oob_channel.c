@@ -22,8 +22,8 @@
 #include "connect/cpc_active.h"
 #include "connect/cpc_internal.h"
 #include "connect/cpc_oob_channel_int.h"
-#include "connect/cpc_oob_wire.h"
 #include "connect/openib_connect.h"
+#include "wire/oob_wire.h"
 
 #define PING_MS_MIN 200
 #define PING_MS_MAX 10000

@@ -19,7 +19,7 @@
 
 #include "connect/cpc_oob_channel_int.h"
 #include "connect/cpc_oob_params.h"
-#include "connect/cpc_oob_wire.h"
+#include "wire/oob_wire.h"
 
 void oob_chan_min_timeout(int *timeout, long wait)
 {

@@ -5,7 +5,7 @@
  * TIME_WAIT per handshake, nothing that grows with the number of peers
  * but the sessions under way. Each channel frame (a CPC message or a
  * keepalive, OOB_MSG_SIZE bytes) goes in one datagram behind a small
- * header (cpc_oob_wire.h) and is sent again until the peer's service
+ * header (wire/oob_wire.h) and is sent again until the peer's service
  * thread acknowledges it; a session has one frame in flight, which keeps
  * frames in order and needs no window (a handshake is three messages).
  * The peer's thread acknowledges as soon as it has the frame, also while
@@ -43,7 +43,7 @@
 #include "opal/constants.h"
 
 #include "connect/cpc_oob_channel_int.h"
-#include "connect/cpc_oob_wire.h"
+#include "wire/oob_wire.h"
 
 /* The first wait for an acknowledgement, doubled per resend up to the
  * cap: a peer's thread answers at once when it runs, but on a loaded node

@@ -7,7 +7,7 @@
  *   cpc_oob_events.c  the side channel's events: oob's handlers of REQ,
  *                     REP, REJ, RTU and errors, the dispatch to oob or
  *                     xoob, and what both CPCs share to judge frames
- * (the side channel itself: cpc_oob_channel.h; the frames: cpc_oob_wire.h)
+ * (the side channel itself: cpc_oob_channel.h; the frames: wire/oob_wire.h)
  */
 #ifndef CPC_OOB_INT_H
 #define CPC_OOB_INT_H
@@ -20,7 +20,7 @@
 #include "connect/cpc_auth.h"
 #include "connect/cpc_internal.h"
 #include "connect/cpc_oob_channel.h"
-#include "connect/cpc_oob_wire.h"
+#include "wire/oob_wire.h"
 
 enum oob_state {
     ST_IDLE = 0,

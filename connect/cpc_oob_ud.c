@@ -22,7 +22,7 @@
 #include "opal/constants.h"
 
 #include "connect/cpc_oob_ud.h"
-#include "connect/cpc_oob_wire.h"
+#include "wire/oob_wire.h"
 
 /* Receive buffers: a burst of every peer of a large node opening sessions
  * at once is absorbed here; beyond it datagrams are dropped and sent

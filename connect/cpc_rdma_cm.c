@@ -2,13 +2,13 @@
  * cpc_rdma_cm.c - the "rdma_cm" CPC (also accepted as "rdmacm"): connection
  * setup through librdmacm. This file is the component and the module: its
  * parameters, the per-port listener and the modex blob. The handshake is in
- * cpc_rdma_cm_conn.c, its private-data format in cpc_rdma_cm_wire.c.
+ * cpc_rdma_cm_conn.c, its private-data format in wire/rdma_cm_wire.c.
  *
  * rdma_cm is used only for addressing and the IB CM handshake; the BTL owns
  * the QPs (QP-less rdma_cm: cm_id->qp stays NULL). Each port's module
  * listens on the port's IPv4 address and publishes {address, port, the
  * process token} (24 bytes, see cpc_rdma_cm.h): requests and replies are
- * authenticated with the receiver's token (cpc_rdma_cm_wire.c). A port
+ * authenticated with the receiver's token (wire/rdma_cm_wire.c). A port
  * without an IPv4 address and a port whose address rdma_cm cannot bind
  * decline with the reason. On iWARP the CM moves the QPs itself: the BTL's
  * QPs are handed to it by number, one connection each, after the

@@ -16,7 +16,7 @@
  *   complete                                 complete
  *
  * The BTL owns the QPs: every cm_id is QP-less, the QP numbers travel in
- * conn_param.qp_num and the rest in private data (cpc_rdma_cm_wire.c). The
+ * conn_param.qp_num and the rest in private data (wire/rdma_cm_wire.c). The
  * initiator sends RTU only after its QPs are RTS and its receives posted, and
  * the responder sends nothing before ESTABLISHED, so the first message always
  * finds a posted receive.
@@ -38,7 +38,7 @@
  *                                     <-----   rdma_accept(qp_num = its QP q): QREP
  *   ESTABLISHED                                ESTABLISHED
  *
- * QREQ/QREP (cpc_rdma_cm_wire.c) carry the handshake's nonce and a MAC like
+ * QREQ/QREP (wire/rdma_cm_wire.c) carry the handshake's nonce and a MAC like
  * REQ/REP. Receives are posted before any QP is handed over. RDMA read
  * depths come from the device's limits (the responder's no more than the
  * initiator offers). When every QP is up, the handshake's connection goes
@@ -48,7 +48,7 @@
  * in error), and a responder whose listener thread answers a QREQ with
  * BUSY (it left MPI right after accepting the handshake) fails it too.
  *
- * Authentication (issue 15; layout in cpc_rdma_cm_wire.c): each REQ chunk
+ * Authentication (issue 15; layout in wire/rdma_cm_wire.c): each REQ chunk
  * carries the attempt's nonce and a MAC keyed with the responder's token
  * (from its modex blob); the REP echoes the nonce and is keyed with the
  * initiator's. The responder checks a chunk before it looks at anything

@@ -15,7 +15,7 @@
  * acknowledged and dropped: the MPI thread's own answer then fails and it
  * handles that). A request the MPI thread has not taken within
  * RCM_BUSY_GRACE_MS is taken back by the thread and answered REJ(BUSY)
- * ("alive, ask again"; cpc_rdma_cm_wire.c) and its cm_id destroyed.
+ * ("alive, ask again"; wire/rdma_cm_wire.c) and its cm_id destroyed.
  * Except an iWARP QP request (QREQ): it follows a handshake this process
  * accepted, and its initiator cannot ask again (a refused iWARP
  * connection leaves its QP in error), so it waits for the MPI thread

@@ -27,7 +27,7 @@
  * for oob (cpc_oob.c). A connection refused at every published address
  * (nothing listens: the process is gone) ends the handshake at once.
  *
- * Authentication (cpc_auth.h; layouts in cpc_xoob_wire.c): as for oob
+ * Authentication (cpc_auth.h; layouts in wire/xoob_wire.c): as for oob
  * (cpc_oob.c). The REQ is sealed with the responder's token, REP and REJ
  * with the initiator's, echoing the REQ's nonce. The responder checks, in
  * order: layout, dst is us, src is of the job, MAC, freshness
@@ -62,7 +62,7 @@
 #include "connect/cpc_oob_channel.h"
 #include "connect/cpc_xoob.h"
 #include "connect/cpc_xoob_int.h"
-#include "connect/cpc_xoob_wire.h"
+#include "wire/xoob_wire.h"
 #include "connect/cpc_active.h"
 #include "connect/openib_connect.h"
 

@@ -6,7 +6,7 @@
  *   cpc_xoob_initiator.c  the handshake that connects a node's send QP, and
  *                         its end, which every waiting endpoint hears
  *   cpc_xoob_responder.c  a request answered with a target QP, within caps
- *   cpc_xoob_wire.c       the modex blob and messages (pure; unit-tested)
+ *   wire/xoob_wire.c      the modex blob and messages (pure; unit-tested)
  *   cpc_xoob_node.c       the per-remote-node table of shared send QPs
  * What the BTL and oob see is cpc_xoob.h.
  */
@@ -19,7 +19,7 @@
 #include "connect/cpc_active.h"
 #include "connect/cpc_internal.h"
 #include "connect/cpc_xoob.h"
-#include "connect/cpc_xoob_wire.h"
+#include "wire/xoob_wire.h"
 
 struct oob_event;
 struct xoob_tgt; /* cpc_xoob_responder.c */

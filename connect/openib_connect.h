@@ -10,6 +10,7 @@
  *                                      opal_show_help), run each CPC's init
  *   openib_connect_query_port()        per port: the CPC modules usable there
  *   openib_connect_modex_*()           encode/decode a port's identity and CPCs
+ *                                      (wire/modex_wire.h)
  *   openib_connect_match()             per peer port: the CPC both sides pick
  *   openib_connect_endpoint_init() /   per endpoint, through the framework
  *   _start_connect() / _endpoint_finalize()   (size checks, verbose line)
@@ -27,6 +28,7 @@
 #include <stdint.h>
 
 #include "openib/openib_cpc.h"
+#include "wire/modex_wire.h"
 
 /* The CPCs built into the component (each in its own connect/cpc_<name>.c). */
 extern const struct openib_cpc_component openib_cpc_oob_component;
@@ -107,45 +109,6 @@ void openib_connect_side_channel_counts(unsigned long long *ud_sessions,
 
 /* Name of a CPC by wire id ("oob", ...), "unknown" if none. */
 const char *openib_connect_name(uint8_t id);
-
-/* ---- modex: one port's identity and CPC list, versioned, endian-safe ---- */
-
-struct openib_modex_cpc {
-    uint8_t id;          /* enum openib_cpc_id */
-    uint8_t priority;    /* 0..100 */
-    uint8_t blob_len;
-    uint8_t blob[OPENIB_CPC_BLOB_MAX];
-};
-
-#define OPENIB_MODEX_MAX_CPCS 8
-/* The port's transport: only ports of the same one can be paired (an iWARP
- * port speaks MPA over TCP; an InfiniBand or RoCE port, IBTA transport). */
-#define OPENIB_MODEX_TRANSPORT_IB 0
-#define OPENIB_MODEX_TRANSPORT_IWARP 1
-
-struct openib_modex_port {
-    uint8_t gid[16];
-    uint64_t subnet_prefix;
-    uint16_t lid;
-    uint32_t mtu;
-    uint8_t link_layer;
-    uint8_t transport;   /* OPENIB_MODEX_TRANSPORT_* */
-    uint8_t port_num;
-    char dev_name[32];
-    uint8_t num_cpcs;
-    struct openib_modex_cpc cpcs[OPENIB_MODEX_MAX_CPCS];
-};
-
-/* Encode ports into buf (at most cap bytes); *len gets the size used. */
-int openib_connect_modex_encode(const struct openib_modex_port *ports, int nports,
-                                uint8_t *buf, size_t cap, size_t *len);
-/* Decode; rejects truncated, oversized or corrupt data with OPAL_ERR_BAD_PARAM
- * and never reads past buf + len. A well-formed blob of another format
- * version gives OPAL_ERR_NOT_SUPPORTED; more ports than max gives
- * OPAL_ERR_OUT_OF_RESOURCE with *nports set to the number needed. The format
- * is described in connect/cpc_modex.c. */
-int openib_connect_modex_decode(const uint8_t *buf, size_t len,
-                                struct openib_modex_port *ports, int max, int *nports);
 
 /* ---- matching: the CPC both ends pick, computed independently ---- */
 
@@ -229,9 +192,6 @@ typedef void (*openib_connect_log_hook_fn)(const char *line);
 void openib_connect_set_log_hook(openib_connect_log_hook_fn hook);
 
 /* ---- modex helpers ---- */
-
-/* Bytes openib_connect_modex_encode needs at most for nports ports. */
-size_t openib_connect_modex_max_size(int nports);
 
 /* Fill a modex port entry from a port and its modules (from query_port). */
 int openib_connect_modex_fill_port(struct openib_modex_port *mp,

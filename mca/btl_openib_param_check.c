@@ -10,8 +10,8 @@
 
 #include "opal/constants.h"
 
-#include "btl_openib/btl_openib_eager_layout.h"
 #include "mca/btl_openib_param_check.h"
+#include "wire/eager_ring.h"
 
 #define I32 INT32_MAX
 #define U32 ((int64_t) UINT32_MAX)

@@ -16,8 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "btl_openib/btl_openib_hdr.h"
 #include "btl_openib/btl_openib_rq_spec.h"
+#include "wire/data_hdr.h"
 
 /* Our wire header in front of every send fragment. */
 #define OPENIB_PARAM_HDR_BYTES ((uint32_t) sizeof(struct openib_hdr))

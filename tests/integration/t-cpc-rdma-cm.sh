@@ -7,7 +7,7 @@
 # pair: of the 12 endpoints, 6 completed as initiator and 6 as responder.
 # Last, eight shared receive queues and no per-peer one: the initiator's QP
 # data no longer fits two REQs and goes in three (each chunk carries a nonce
-# and a MAC: cpc_rdma_cm_wire.c). No honest request or reply is refused.
+# and a MAC: wire/rdma_cm_wire.c). No honest request or reply is refused.
 # timeout: 500
 . "$OPENIB_SRCDIR/tests/integration/lib.sh"
 . "$OPENIB_SRCDIR/tests/integration/openib_lib.sh"

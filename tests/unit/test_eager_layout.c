@@ -3,7 +3,7 @@
  * not fit is refused; ring offsets wrap; offers are validated. */
 #include <stdint.h>
 
-#include "btl_openib/btl_openib_eager_layout.h"
+#include "wire/eager_ring.h"
 #include "tests/unit/unit.h"
 
 static void check_slot(uint32_t slot_size)

@@ -1,11 +1,11 @@
 /*
- * test_recv_len.c - the receive length check (btl_openib_hdr.h): a receive
+ * test_recv_len.c - the receive length check (wire/data_hdr.h): a receive
  * shorter than openib's header has no payload length (it is dropped, never
  * handed to the PML), and no length wraps around.
  */
 #include <stdint.h>
 
-#include "btl_openib/btl_openib_hdr.h"
+#include "wire/data_hdr.h"
 #include "tests/unit/unit.h"
 
 int main(void)

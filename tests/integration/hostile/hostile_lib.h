@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "connect/cpc_oob_wire.h"
+#include "wire/oob_wire.h"
 
 /* What a mode sent and how the target answered: "rep" replies that would
  * have handed us a connection (must stay 0), "rej" rejects and "other"

@@ -23,7 +23,7 @@
  * "silent" sessions left open without an answer. Every wait is bounded
  * (--timeout, default 120 s, is a hard stop).
  *
- * Frames are built with the CPC's own encoder (connect/cpc_oob_wire.c,
+ * Frames are built with the CPC's own encoder (wire/oob_wire.c,
  * compiled in); build_request() (hostile_lib.c) is the only place that
  * knows what a request carries.
  */
@@ -52,8 +52,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "connect/cpc_oob_wire.h"
-#include "connect/cpc_xoob_wire.h"
+#include "wire/oob_wire.h"
+#include "wire/xoob_wire.h"
 #include "tests/integration/hostile/hostile_lib.h"
 
 struct opts {

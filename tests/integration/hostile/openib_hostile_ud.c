@@ -36,7 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "connect/cpc_oob_wire.h"
+#include "wire/oob_wire.h"
 #include "tests/integration/hostile/hostile_lib.h"
 
 #define QKEY 0x4f494255u  /* the side channel's, a constant (cpc_oob_ud.c) */

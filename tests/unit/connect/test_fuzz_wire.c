@@ -30,10 +30,10 @@
 #include <string.h>
 
 #include "connect/cpc_auth.h"
-#include "connect/cpc_oob_wire.h"
-#include "connect/cpc_rdma_cm.h"
-#include "connect/cpc_xoob_wire.h"
 #include "connect/openib_connect.h"
+#include "wire/oob_wire.h"
+#include "wire/rdma_cm_wire.h"
+#include "wire/xoob_wire.h"
 #include "tests/unit/connect/cpc_test.h"
 
 #define FZ_RANDOM_MAX 300        /* random inputs: 0..300 bytes */
@@ -294,7 +294,7 @@ static int modex_dec(const uint8_t *in, size_t len, uint8_t *re, size_t *re_len)
     return rc;
 }
 
-/* IEEE CRC-32, as cpc_modex.c's header says: a mutated modex gets its
+/* IEEE CRC-32, as wire/modex_wire.c's header says: a mutated modex gets its
  * total length and CRC made right again, so the fuzzing reaches the port
  * records instead of stopping at the CRC. Header: magic 2, version, nports,
  * u32 total_len at 4, u32 crc at 8 (over [0,8) and [12,len)). */

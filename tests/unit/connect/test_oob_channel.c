@@ -45,7 +45,7 @@
 #include "connect/cpc_oob_channel.h"
 #include "connect/cpc_oob_params.h"
 #include "connect/openib_connect.h"
-#include "connect/cpc_oob_wire.h"
+#include "wire/oob_wire.h"
 #include "tests/unit/connect/cpc_test.h"
 
 static char lst_owner, me;

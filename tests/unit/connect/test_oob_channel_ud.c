@@ -39,8 +39,8 @@
 
 #include "connect/cpc_oob_channel.h"
 #include "connect/cpc_oob_params.h"
-#include "connect/cpc_oob_wire.h"
 #include "connect/openib_connect.h"
+#include "wire/oob_wire.h"
 #include "tests/unit/connect/cpc_test.h"
 
 /* ---- the fake datagram port ---- */

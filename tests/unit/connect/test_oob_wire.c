@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "connect/cpc_oob_wire.h"
-#include "connect/cpc_xoob_wire.h"
+#include "wire/oob_wire.h"
+#include "wire/xoob_wire.h"
 #include "tests/unit/connect/cpc_test.h"
 
 /* names as Open MPI lays them out (host order): jobid 1, vpids 7 and 9 */

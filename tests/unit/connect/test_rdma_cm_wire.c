@@ -22,7 +22,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "connect/cpc_rdma_cm.h"
+#include "wire/rdma_cm_wire.h"
 #include "tests/unit/connect/cpc_test.h"
 
 static const uint8_t id_a[RCM_ID_LEN] = { 1, 0, 0, 0, 7, 0, 0, 0 };

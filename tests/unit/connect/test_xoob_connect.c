@@ -44,8 +44,8 @@
 #include "connect/cpc_auth.h"
 #include "connect/cpc_oob.h"
 #include "connect/cpc_xoob.h"
-#include "connect/cpc_xoob_wire.h"
 #include "connect/openib_connect.h"
+#include "wire/xoob_wire.h"
 #include "tests/unit/connect/cpc_test.h"
 
 struct fake_btl {

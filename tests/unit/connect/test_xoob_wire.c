@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "connect/cpc_oob_channel.h"
-#include "connect/cpc_xoob_wire.h"
+#include "wire/xoob_wire.h"
 #include "tests/unit/connect/cpc_test.h"
 
 static void sample_blob(struct xoob_blob *b, int naddr, int nsrq)

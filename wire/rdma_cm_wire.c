@@ -1,9 +1,9 @@
 /*
- * cpc_rdma_cm_wire.c - what the rdma_cm CPC puts in the modex and in the IB
+ * rdma_cm_wire.c - what the rdma_cm CPC puts in the modex and in the IB
  * CM's private data, and the checks a receiver makes before it believes any
  * of it (pure functions; tests/unit/connect/test_rdma_cm_wire.c).
  *
- * Room (InfiniBand and RoCE; measured against librdmacm, see cpc_rdma_cm.h):
+ * Room (InfiniBand and RoCE; measured against librdmacm, see rdma_cm_wire.h):
  * REQ 56 bytes, REP 196, REJ 148. Every message starts with an 11-byte
  * header:
  *
@@ -87,6 +87,7 @@
  *
  * A reader that finds another marker version, or a BUSY cut short, does not
  * guess (cpc_rdma_cm_initiator.c fails the connection with the reason).
+ * Versioning rules for all of the above: wire/README.md.
  */
 #include "opal_config.h"
 #include "opal/constants.h"
@@ -95,8 +96,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "connect/cpc_rdma_cm.h"
-#include "connect/cpc_wire_be.h"
+#include "wire/rdma_cm_wire.h"
+#include "wire/wire_be.h"
 
 #define RCM_MAGIC 0xa7
 #define RCM_WIRE_VERSION 2
@@ -177,12 +178,9 @@ int rcm_body_decode(const uint8_t *body, size_t len, uint32_t qpn0,
     }
     p++;
     q->num_qps = (uint8_t) n;
-    p = cpc_be_get(p, &v, 4);
-    q->rq_layout = (uint32_t) v;
-    p = cpc_be_get(p, &v, 4);
-    q->mailbox_rkey = (uint32_t) v;
-    p = cpc_be_get(p, &v, 8);
-    q->mailbox_addr = v;
+    p = cpc_be_get32(p, &q->rq_layout);
+    p = cpc_be_get32(p, &q->mailbox_rkey);
+    p = cpc_be_get(p, &q->mailbox_addr, 8);
     for (i = 0; i < n; ++i) {
         p = cpc_be_get(p, &v, 3);
         q->psn[i] = (uint32_t) v;
@@ -219,8 +217,7 @@ void rcm_blob_encode(uint8_t *b, uint16_t port, uint32_t ip, const uint8_t *toke
 {
     b[0] = RCM_BLOB_VERSION;
     b[1] = 0;
-    b[2] = (uint8_t) (port >> 8);
-    b[3] = (uint8_t) port;
+    cpc_be_put(b + 2, port, 2);
     memcpy(b + 4, &ip, 4);
     memcpy(b + 8, token, OPENIB_AUTH_TOKEN_LEN);
 }
@@ -236,7 +233,7 @@ int rcm_blob_decode(const uint8_t *b, size_t len, struct rcm_blob *out)
     if (len < RCM_BLOB_LEN) {
         return OPAL_ERR_BAD_PARAM;
     }
-    out->port = (uint16_t) (b[2] << 8 | b[3]);
+    cpc_be_get16(b + 2, &out->port);
     memcpy(&out->ip, b + 4, 4);
     memcpy(out->token, b + 8, OPENIB_AUTH_TOKEN_LEN);
     return 0 == out->port || 0 == out->ip ? OPAL_ERR_BAD_PARAM : OPAL_SUCCESS;
@@ -403,7 +400,7 @@ enum rcm_refusal rcm_rep_verify(const uint8_t *pd, size_t len, uint32_t qpn0,
     return RCM_OK;
 }
 
-/* ---- iWARP: one frame per QP connection (cpc_rdma_cm.h) ---- */
+/* ---- iWARP: one frame per QP connection (rdma_cm_wire.h) ---- */
 
 size_t rcm_qp_frame_encode(uint8_t *pd, enum rcm_type type, const void *src, const void *dst,
                            const uint8_t *key, const uint8_t *nonce, unsigned q)

@@ -1,5 +1,5 @@
 /*
- * cpc_xoob_wire.c - xoob's modex blob and side-channel messages.
+ * xoob_wire.c - xoob's modex blob and side-channel messages.
  *
  * Blob, version 3, big-endian, exact length:
  *   u8 version, u8 naddr (1..8), u16 tcp_port, 16 bytes process token,
@@ -17,6 +17,7 @@
  *   144  16 bytes MAC: HMAC-SHA256/128 of the 160 bytes, MAC counted as
  *        zeros, keyed with the receiver's token (openib_auth_seal)
  * (Version 1 had 64 bytes of why and no nonces nor MAC.)
+ * Versioning rules: wire/README.md.
  */
 #include "opal_config.h"
 
@@ -24,8 +25,8 @@
 
 #include "opal/constants.h"
 
-#include "connect/cpc_xoob_wire.h"
-#include "connect/cpc_wire_be.h"
+#include "wire/xoob_wire.h"
+#include "wire/wire_be.h"
 
 #define XOOB_MAGIC 0x584f4f42u /* "XOOB" */
 #define XOOB_WHY_OFF (4 + 4 + 2 * XOOB_ID_LEN + 16 + 16 + 2 + 8)
@@ -75,7 +76,6 @@ int xoob_blob_encode(const struct xoob_blob *b, uint8_t *buf, size_t cap, size_t
 int xoob_blob_decode(const uint8_t *buf, size_t len, struct xoob_blob *b)
 {
     const uint8_t *p = buf;
-    uint64_t v;
     int i;
 
     if (NULL == buf || NULL == b || len < 4) {
@@ -89,8 +89,7 @@ int xoob_blob_decode(const uint8_t *buf, size_t len, struct xoob_blob *b)
     if (0 == b->naddr || b->naddr > XOOB_MAX_ADDRS || len < blob_size(b->naddr, 0)) {
         return OPAL_ERR_BAD_PARAM;
     }
-    p = cpc_be_get(p + 2, &v, 2);
-    b->port = (uint16_t) v;
+    p = cpc_be_get16(p + 2, &b->port);
     memcpy(b->token, p, OPENIB_AUTH_TOKEN_LEN);
     p += OPENIB_AUTH_TOKEN_LEN;
     for (i = 0; i < b->naddr; ++i) {
@@ -104,8 +103,7 @@ int xoob_blob_decode(const uint8_t *buf, size_t len, struct xoob_blob *b)
         return OPAL_ERR_BAD_PARAM;
     }
     for (i = 0; i < b->nsrq; ++i) {
-        p = cpc_be_get(p, &v, 4);
-        b->srqn[i] = (uint32_t) v;
+        p = cpc_be_get32(p, &b->srqn[i]);
     }
     return OPAL_SUCCESS;
 }
@@ -143,48 +141,43 @@ int xoob_msg_encode(const struct xoob_msg *m, uint8_t *buf, size_t size,
 
 int xoob_msg_is_xoob(const uint8_t *buf, size_t size)
 {
-    uint64_t v;
+    uint32_t magic;
 
     if (NULL == buf || size < 4) {
         return 0;
     }
-    cpc_be_get(buf, &v, 4);
-    return v == XOOB_MAGIC;
+    cpc_be_get32(buf, &magic);
+    return magic == XOOB_MAGIC;
 }
 
 int xoob_msg_decode(const uint8_t *buf, size_t size, struct xoob_msg *m)
 {
-    const uint8_t *p = buf;
-    uint64_t v;
+    const uint8_t *p;
+    int rc;
 
-    if (NULL == buf || NULL == m || size < 8 || !xoob_msg_is_xoob(buf, size)) {
+    if (NULL == buf || NULL == m || size < 8) {
         return OPAL_ERR_BAD_PARAM;
     }
-    if (buf[4] != XOOB_MSG_VERSION) {
-        return OPAL_ERR_NOT_SUPPORTED;
+    rc = oob_frame_check_head(buf, XOOB_MAGIC, XOOB_MSG_VERSION);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
     }
     if (size < XOOB_MSG_LEN || buf[5] < XOOB_REQ || buf[5] > XOOB_REJ) {
         return OPAL_ERR_BAD_PARAM;
     }
     memset(m, 0, sizeof(*m));
     m->type = buf[5];
-    p = cpc_be_get(buf + 6, &v, 2);
-    m->reason = (uint16_t) v;
+    p = cpc_be_get16(buf + 6, &m->reason);
     memcpy(m->src, p, XOOB_ID_LEN);
     memcpy(m->dst, p + XOOB_ID_LEN, XOOB_ID_LEN);
     p += 2 * XOOB_ID_LEN;
-    p = cpc_be_get(p, &v, 4);
-    m->qpn = (uint32_t) v;
-    p = cpc_be_get(p, &v, 4);
-    m->psn = (uint32_t) v;
-    p = cpc_be_get(p, &v, 4);
-    m->mtu = (uint32_t) v;
-    p = cpc_be_get(p, &v, 4);
-    m->rq_layout = (uint32_t) v;
+    p = cpc_be_get32(p, &m->qpn);
+    p = cpc_be_get32(p, &m->psn);
+    p = cpc_be_get32(p, &m->mtu);
+    p = cpc_be_get32(p, &m->rq_layout);
     memcpy(m->gid, p, 16);
     p += 16;
-    p = cpc_be_get(p, &v, 2);
-    m->lid = (uint16_t) v;
+    p = cpc_be_get16(p, &m->lid);
     p = cpc_be_get(p, &m->node_id, 8);
     memcpy(m->why, p, XOOB_WHY_LEN); /* the rest of m->why stays NUL */
     memcpy(m->nonce, buf + XOOB_NONCE_OFF, OPENIB_AUTH_NONCE_LEN);
@@ -192,11 +185,18 @@ int xoob_msg_decode(const uint8_t *buf, size_t size, struct xoob_msg *m)
     return OPAL_SUCCESS;
 }
 
-static struct oob_frame_view xoob_view(const uint8_t *buf, const struct xoob_msg *m)
+/* Decodes a message of type a or b and views it for oob's checks; false
+ * when it is none (the caller's OOB_MALFORMED). */
+static bool decode_view(const uint8_t *buf, size_t size, uint8_t a, uint8_t b,
+                        struct xoob_msg *out, struct oob_frame_view *f)
 {
-    return (struct oob_frame_view){ .buf = buf, .len = XOOB_MSG_LEN, .mac_off = XOOB_MAC_OFF,
-                                    .src = m->src, .dst = m->dst, .nonce = m->nonce,
-                                    .echo = m->echo };
+    if (OPAL_SUCCESS != xoob_msg_decode(buf, size, out) || (out->type != a && out->type != b)) {
+        return false;
+    }
+    *f = (struct oob_frame_view){ .buf = buf, .len = XOOB_MSG_LEN, .mac_off = XOOB_MAC_OFF,
+                                  .src = out->src, .dst = out->dst, .nonce = out->nonce,
+                                  .echo = out->echo };
+    return true;
 }
 
 enum oob_refusal xoob_check_request(const uint8_t *buf, size_t size,
@@ -206,11 +206,9 @@ enum oob_refusal xoob_check_request(const uint8_t *buf, size_t size,
 {
     struct oob_frame_view f;
 
-    if (OPAL_SUCCESS != xoob_msg_decode(buf, size, out) || out->type != XOOB_REQ) {
-        return OOB_MALFORMED;
-    }
-    f = xoob_view(buf, out);
-    return oob_check_request_frame(&f, self, job_size, own_token, replay);
+    return decode_view(buf, size, XOOB_REQ, XOOB_REQ, out, &f)
+               ? oob_check_request_frame(&f, self, job_size, own_token, replay)
+               : OOB_MALFORMED;
 }
 
 enum oob_refusal xoob_check_answer(const uint8_t *buf, size_t size,
@@ -222,12 +220,9 @@ enum oob_refusal xoob_check_answer(const uint8_t *buf, size_t size,
 {
     struct oob_frame_view f;
 
-    if (OPAL_SUCCESS != xoob_msg_decode(buf, size, out) ||
-        (out->type != XOOB_REP && out->type != XOOB_REJ)) {
-        return OOB_MALFORMED;
-    }
-    f = xoob_view(buf, out);
-    return oob_check_answer_frame(&f, self, peer, own_token, asked);
+    return decode_view(buf, size, XOOB_REP, XOOB_REJ, out, &f)
+               ? oob_check_answer_frame(&f, self, peer, own_token, asked)
+               : OOB_MALFORMED;
 }
 
 uint64_t xoob_node_id(const char *hostname)

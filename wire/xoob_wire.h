@@ -1,20 +1,22 @@
 /*
- * cpc_xoob_wire.h - xoob's modex blob and side-channel messages.
- * Device-free, unit-tested (tests/unit/connect/test_xoob_wire.c).
+ * xoob_wire.h - xoob's modex blob and side-channel messages.
+ * Device-free, unit-tested (tests/unit/connect/test_xoob_wire.c). Layouts
+ * in xoob_wire.c; versioning rules for every format in wire/README.md.
  */
-#ifndef CPC_XOOB_WIRE_H
-#define CPC_XOOB_WIRE_H
+#ifndef OPENIB_WIRE_XOOB_WIRE_H
+#define OPENIB_WIRE_XOOB_WIRE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "connect/cpc_auth.h"
-#include "connect/cpc_oob_wire.h" /* enum oob_refusal, oob_is_member */
+#include "wire/oob_wire.h" /* enum oob_refusal, oob_is_member */
 
-/* Blob 3 carries the process token (cpc_auth.h); blobs of another version
- * are refused up front (2 could not authenticate, 1 lacked keepalives).
- * Message 2 carries a nonce, the nonce it answers and a MAC. */
+/* Blob 3 carries the process token (cpc_auth.h); 2 could not
+ * authenticate, 1 lacked keepalives. Message 2 carries a nonce, the nonce
+ * it answers and a MAC. What a reader does with another version:
+ * wire/README.md. */
 #define XOOB_BLOB_VERSION 3
 #define XOOB_MSG_VERSION 2
 #define XOOB_MAX_ADDRS 8
@@ -70,7 +72,7 @@ int xoob_msg_encode(const struct xoob_msg *m, uint8_t *buf, size_t size,
 int xoob_msg_decode(const uint8_t *buf, size_t size, struct xoob_msg *m);
 
 /* What a receiver checks, in order (the rules of oob_check_incoming /
- * oob_check_answer in cpc_oob_wire.h). A REQ on an accepted session:
+ * oob_check_answer in oob_wire.h). A REQ on an accepted session:
  * layout, dst == self, membership, MAC under own_token, (src, nonce) fresh. */
 enum oob_refusal xoob_check_request(const uint8_t *buf, size_t size,
                                     const uint8_t self[XOOB_ID_LEN], uint32_t job_size,

@@ -1,5 +1,5 @@
 /*
- * cpc_oob_wire.c - the oob side channel's formats (see cpc_oob_wire.h).
+ * oob_wire.c - the oob side channel's formats (see oob_wire.h).
  *
  * Blob, version 4, exact length: u8 version, u8 naddr (0..8), u16 TCP port
  * (big-endian), 16 bytes process token, u32 UD QP number (0 = none),
@@ -31,15 +31,16 @@
  *
  * A frame's magic tells the channel's keepalives from the CPCs' messages
  * (oob's "OIBO", xoob's "XOOB"), so the channel thread can answer a PING
- * without knowing anything about the CPC on the session.
+ * without knowing anything about the CPC on the session. Versioning rules
+ * for all of them: wire/README.md.
  */
 #include "opal_config.h"
 #include "opal/constants.h"
 
 #include <string.h>
 
-#include "connect/cpc_oob_wire.h"
-#include "connect/cpc_wire_be.h"
+#include "wire/oob_wire.h"
+#include "wire/wire_be.h"
 
 #define OOB_MAGIC 0x4f49424fu    /* "OIBO" */
 #define OOB_KA_MAGIC 0x4f49424bu /* "OIBK" */
@@ -54,13 +55,11 @@
 
 _Static_assert(OOB_MSG_LEN <= OOB_MSG_SIZE, "the oob message must fit a channel frame");
 
-/* A frame's u32 magic and u8 version at p (5 bytes there): BAD_PARAM for
- * another magic, NOT_SUPPORTED for another version of ours. */
-static int check_head(const uint8_t *p, uint32_t magic, uint8_t version)
+int oob_frame_check_head(const uint8_t *p, uint32_t magic, uint8_t version)
 {
-    uint64_t v;
+    uint32_t v;
 
-    cpc_be_get(p, &v, 4);
+    cpc_be_get32(p, &v);
     if (v != magic) {
         return OPAL_ERR_BAD_PARAM;
     }
@@ -93,8 +92,6 @@ int oob_blob_encode(uint8_t *buf, size_t cap, const struct oob_blob *b, size_t *
 
 int oob_blob_decode(const uint8_t *buf, size_t len, struct oob_blob *b, int *version_out)
 {
-    uint64_t v;
-
     if (NULL == buf || NULL == b || len < 4) {
         return OPAL_ERR_BAD_PARAM;
     }
@@ -109,11 +106,9 @@ int oob_blob_decode(const uint8_t *buf, size_t len, struct oob_blob *b, int *ver
     }
     memset(b, 0, sizeof(*b));
     b->naddr = buf[1];
-    cpc_be_get(buf + 2, &v, 2);
-    b->port = (uint16_t) v;
+    cpc_be_get16(buf + 2, &b->port);
     memcpy(b->token, buf + 4, OPENIB_AUTH_TOKEN_LEN);
-    cpc_be_get(buf + 4 + OPENIB_AUTH_TOKEN_LEN, &v, 4);
-    b->ud_qpn = (uint32_t) v;
+    cpc_be_get32(buf + 4 + OPENIB_AUTH_TOKEN_LEN, &b->ud_qpn);
     if ((0 == b->naddr && 0 == b->ud_qpn) || (0 == b->naddr && 0 != b->port)) {
         return OPAL_ERR_BAD_PARAM;
     }
@@ -168,13 +163,12 @@ int oob_msg_encode(uint8_t *buf, size_t size, const struct oob_msg *m,
 int oob_msg_decode(const uint8_t *buf, size_t size, struct oob_msg *out)
 {
     const uint8_t *p = buf;
-    uint64_t v;
     int i, rc;
 
     if (NULL == buf || NULL == out || size < 8) {
         return OPAL_ERR_BAD_PARAM;
     }
-    rc = check_head(buf, OOB_MAGIC, OOB_MSG_VERSION);
+    rc = oob_frame_check_head(buf, OOB_MAGIC, OOB_MSG_VERSION);
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
@@ -184,36 +178,29 @@ int oob_msg_decode(const uint8_t *buf, size_t size, struct oob_msg *out)
     }
     memset(out, 0, sizeof(*out));
     out->type = (enum oob_type) p[1];
-    cpc_be_get(p + 2, &v, 2);
-    out->reason = (uint16_t) v;
+    cpc_be_get16(p + 2, &out->reason);
     p += 4;
     memcpy(out->src, p, OOB_ID_LEN);
     memcpy(out->dst, p + OOB_ID_LEN, OOB_ID_LEN);
     p += 2 * OOB_ID_LEN;
     openib_cpc_qp_info_init(&out->q);
-    p = cpc_be_get(p, &v, 4);
-    out->q.mtu = (uint32_t) v;
+    p = cpc_be_get32(p, &out->q.mtu);
     memcpy(out->q.gid, p, 16);
     p += 16;
-    p = cpc_be_get(p, &v, 2);
-    out->q.lid = (uint16_t) v;
+    p = cpc_be_get16(p, &out->q.lid);
     out->q.num_qps = p[0];
     p += 2;
     if (out->q.num_qps > OPENIB_CPC_MAX_QPS) {
         return OPAL_ERR_BAD_PARAM;
     }
     for (i = 0; i < OPENIB_CPC_MAX_QPS; ++i) {
-        p = cpc_be_get(p, &v, 4);
-        out->q.qpn[i] = (uint32_t) v;
+        p = cpc_be_get32(p, &out->q.qpn[i]);
     }
     for (i = 0; i < OPENIB_CPC_MAX_QPS; ++i) {
-        p = cpc_be_get(p, &v, 4);
-        out->q.psn[i] = (uint32_t) v;
+        p = cpc_be_get32(p, &out->q.psn[i]);
     }
-    p = cpc_be_get(p, &v, 4);
-    out->q.rq_layout = (uint32_t) v;
-    p = cpc_be_get(p, &v, 4);
-    out->q.mailbox_rkey = (uint32_t) v;
+    p = cpc_be_get32(p, &out->q.rq_layout);
+    p = cpc_be_get32(p, &out->q.mailbox_rkey);
     cpc_be_get(p, &out->q.mailbox_addr, 8);
     memcpy(out->nonce, buf + OOB_NONCE_OFF, OPENIB_AUTH_NONCE_LEN);
     memcpy(out->echo, buf + OOB_NONCE_OFF + OPENIB_AUTH_NONCE_LEN, OPENIB_AUTH_NONCE_LEN);
@@ -298,11 +285,18 @@ enum oob_refusal oob_check_answer_frame(const struct oob_frame_view *f,
     return OOB_OK;
 }
 
-static struct oob_frame_view oob_view(const uint8_t *buf, const struct oob_msg *m)
+/* Decodes a message of type a or b and views it for the shared checks;
+ * false when it is none (the caller's OOB_MALFORMED). */
+static bool decode_view(const uint8_t *buf, size_t size, enum oob_type a, enum oob_type b,
+                        struct oob_msg *out, struct oob_frame_view *f)
 {
-    return (struct oob_frame_view){ .buf = buf, .len = OOB_MSG_LEN, .mac_off = OOB_MAC_OFF,
-                                    .src = m->src, .dst = m->dst, .nonce = m->nonce,
-                                    .echo = m->echo };
+    if (OPAL_SUCCESS != oob_msg_decode(buf, size, out) || (out->type != a && out->type != b)) {
+        return false;
+    }
+    *f = (struct oob_frame_view){ .buf = buf, .len = OOB_MSG_LEN, .mac_off = OOB_MAC_OFF,
+                                  .src = out->src, .dst = out->dst, .nonce = out->nonce,
+                                  .echo = out->echo };
+    return true;
 }
 
 enum oob_refusal oob_check_incoming(const uint8_t *buf, size_t size,
@@ -312,12 +306,9 @@ enum oob_refusal oob_check_incoming(const uint8_t *buf, size_t size,
 {
     struct oob_frame_view f;
 
-    if (OPAL_SUCCESS != oob_msg_decode(buf, size, out) ||
-        (out->type != OOB_REQ && out->type != OOB_RTU)) {
-        return OOB_MALFORMED;
-    }
-    f = oob_view(buf, out);
-    return oob_check_request_frame(&f, self, job_size, own_token, replay);
+    return decode_view(buf, size, OOB_REQ, OOB_RTU, out, &f)
+               ? oob_check_request_frame(&f, self, job_size, own_token, replay)
+               : OOB_MALFORMED;
 }
 
 enum oob_refusal oob_check_answer(const uint8_t *buf, size_t size, const uint8_t self[OOB_ID_LEN],
@@ -328,12 +319,9 @@ enum oob_refusal oob_check_answer(const uint8_t *buf, size_t size, const uint8_t
 {
     struct oob_frame_view f;
 
-    if (OPAL_SUCCESS != oob_msg_decode(buf, size, out) ||
-        (out->type != OOB_REP && out->type != OOB_REJ)) {
-        return OOB_MALFORMED;
-    }
-    f = oob_view(buf, out);
-    return oob_check_answer_frame(&f, self, peer, own_token, asked);
+    return decode_view(buf, size, OOB_REP, OOB_REJ, out, &f)
+               ? oob_check_answer_frame(&f, self, peer, own_token, asked)
+               : OOB_MALFORMED;
 }
 
 enum oob_refusal oob_check_source(const uint32_t *published, int n, uint32_t source)
@@ -394,14 +382,13 @@ int oob_ud_encode(uint8_t *buf, size_t cap, const struct oob_ud_hdr *h, const ui
 int oob_ud_decode(const uint8_t *buf, size_t len, struct oob_ud_hdr *h, const uint8_t **payload)
 {
     const uint8_t *p = buf;
-    uint64_t v;
     bool carries;
     int rc;
 
     if (NULL == buf || NULL == h || NULL == payload || len < OOB_UD_HDR_LEN) {
         return OPAL_ERR_BAD_PARAM;
     }
-    rc = check_head(buf, OOB_UD_MAGIC, OOB_UD_VERSION);
+    rc = oob_frame_check_head(buf, OOB_UD_MAGIC, OOB_UD_VERSION);
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
@@ -415,12 +402,9 @@ int oob_ud_decode(const uint8_t *buf, size_t len, struct oob_ud_hdr *h, const ui
         return OPAL_ERR_BAD_PARAM;
     }
     p += 4;
-    p = cpc_be_get(p, &v, 4);
-    h->src_sid = (uint32_t) v;
-    p = cpc_be_get(p, &v, 4);
-    h->dst_sid = (uint32_t) v;
-    cpc_be_get(p, &v, 4);
-    h->seq = (uint32_t) v;
+    p = cpc_be_get32(p, &h->src_sid);
+    p = cpc_be_get32(p, &h->dst_sid);
+    cpc_be_get32(p, &h->seq);
     *payload = carries ? buf + OOB_UD_HDR_LEN : NULL;
     return OPAL_SUCCESS;
 }
@@ -445,13 +429,13 @@ int oob_ka_encode(uint8_t *buf, size_t size, const struct oob_ka *k)
 
 int oob_ka_decode(const uint8_t *buf, size_t size, struct oob_ka *k)
 {
-    uint64_t v;
+    uint32_t magic;
 
     if (NULL == buf || NULL == k || size < 4) {
         return OPAL_ERR_BAD_PARAM;
     }
-    cpc_be_get(buf, &v, 4);
-    if (v != OOB_KA_MAGIC) {
+    cpc_be_get32(buf, &magic);
+    if (magic != OOB_KA_MAGIC) {
         return OPAL_ERR_NOT_FOUND;
     }
     if (size < OOB_KA_LEN) {
@@ -464,7 +448,6 @@ int oob_ka_decode(const uint8_t *buf, size_t size, struct oob_ka *k)
         return OPAL_ERR_BAD_PARAM;
     }
     k->type = buf[5];
-    cpc_be_get(buf + 6, &v, 2);
-    k->pending = (uint16_t) v;
+    cpc_be_get16(buf + 6, &k->pending);
     return OPAL_SUCCESS;
 }

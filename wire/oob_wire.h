@@ -1,11 +1,12 @@
 /*
- * cpc_oob_wire.h - what oob's side channel carries: the oob modex blob, the
+ * oob_wire.h - what oob's side channel carries: the oob modex blob, the
  * oob handshake messages, and the channel's own keepalive frames (on every
  * session, xoob's too). Device-free, unit-tested
- * (tests/unit/connect/test_oob_wire.c). Layouts in cpc_oob_wire.c.
+ * (tests/unit/connect/test_oob_wire.c). Layouts in oob_wire.c; versioning
+ * rules for every format in wire/README.md.
  */
-#ifndef CPC_OOB_WIRE_H
-#define CPC_OOB_WIRE_H
+#ifndef OPENIB_WIRE_OOB_WIRE_H
+#define OPENIB_WIRE_OOB_WIRE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -17,9 +18,8 @@
 
 /* Blob 4 adds the UD side channel's QP number and lets the TCP address
  * list be empty (a UD-only process needs no IPv4); 3 carried the process
- * token (cpc_auth.h). A peer of another version cannot authenticate or
- * reach us the same way, so its blob is refused up front, with the
- * reason. Message 2 carries a nonce, the nonce it answers and a MAC. */
+ * token (cpc_auth.h). Message 2 carries a nonce, the nonce it answers and a
+ * MAC. What a reader does with another version: wire/README.md. */
 #define OOB_BLOB_VERSION 4
 #define OOB_MSG_VERSION 2
 #define OOB_ID_LEN 8
@@ -76,6 +76,12 @@ int oob_msg_decode(const uint8_t *buf, size_t size, struct oob_msg *out);
 
 /* ---- what a receiver checks, in this order (pure: unit-tested) ---- */
 
+/* The head every channel frame of ours starts with (oob and xoob messages,
+ * UD frames): u32 magic and u8 version at p, 5 bytes there. BAD_PARAM for
+ * another magic (not this kind of frame), NOT_SUPPORTED for another version
+ * of it. */
+int oob_frame_check_head(const uint8_t *p, uint32_t magic, uint8_t version);
+
 /* Why a frame was refused; the names are the reason tokens of the log
  * lines ("refused ... bad-mac"), shared by oob and xoob. */
 enum oob_refusal {
@@ -99,9 +105,6 @@ const char *oob_refusal_name(enum oob_refusal r);
 bool oob_is_member(const uint8_t src[OOB_ID_LEN], const uint8_t self[OOB_ID_LEN],
                    uint32_t job_size);
 
-/* A frame on an accepted session (REQ or RTU): layout, dst == self,
- * membership, MAC under own_token, then (src, nonce) fresh in replay
- * (remembered only when every earlier check passed). */
 /* A decoded frame as the shared checks see it (oob and xoob): the sealed
  * bytes, where the MAC lies, and the fields the rules read. */
 struct oob_frame_view {
@@ -122,6 +125,9 @@ enum oob_refusal oob_check_answer_frame(const struct oob_frame_view *f,
                                         const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
                                         const uint8_t asked[OPENIB_AUTH_NONCE_LEN]);
 
+/* A frame on an accepted session (REQ or RTU): layout, dst == self,
+ * membership, MAC under own_token, then (src, nonce) fresh in replay
+ * (remembered only when every earlier check passed). */
 enum oob_refusal oob_check_incoming(const uint8_t *buf, size_t size,
                                     const uint8_t self[OOB_ID_LEN], uint32_t job_size,
                                     const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],

@@ -1,7 +1,8 @@
 /*
- * btl_openib_eager_layout.h - where an eager-RDMA message sits in its ring
- * slot, and the two wire structs of eager RDMA. Device-free, so the layout
- * rules are unit-tested without hardware.
+ * eager_ring.h - where an eager-RDMA message sits in its ring slot, and
+ * the two wire structs of eager RDMA. Device-free, so the layout rules are
+ * unit-tested without hardware (tests/unit/test_eager_layout.c). Byte order
+ * and versioning: wire/README.md.
  *
  * A slot is `slot_size` bytes. A message (the PML's header and payload,
  * `size` bytes) is written so that it ends at the slot's end:
@@ -14,15 +15,15 @@
  * there (devices place the bytes of one write in increasing address order).
  * The message starts 8-byte aligned because the PML's headers expect it.
  */
-#ifndef BTL_OPENIB_EAGER_LAYOUT_H
-#define BTL_OPENIB_EAGER_LAYOUT_H
+#ifndef OPENIB_WIRE_EAGER_RING_H
+#define OPENIB_WIRE_EAGER_RING_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "btl_openib/btl_openib_hdr.h"
+#include "wire/data_hdr.h"
 
-/* At the end of every slot. Host byte order, like struct openib_hdr. */
+/* At the end of every slot, in host byte order like struct openib_hdr. */
 struct openib_eager_footer {
     struct openib_hdr hdr;  /* tag and piggy-backed credits, as on a send */
     uint32_t size;          /* message bytes (PML header + payload), unpadded */
@@ -33,9 +34,8 @@ struct openib_eager_footer {
 _Static_assert(sizeof(struct openib_eager_footer) == 16, "eager footer is 16 bytes");
 
 /* The ring offer, sent once per direction as an OPENIB_TAG_EAGER_RDMA
- * message. Version rules: fields are only ever appended; a receiver
- * accepts version >= 1 and reads the fields it knows; size tells how much
- * was sent (a shorter offer than version 1 is ignored). */
+ * message. Fields are only ever appended (wire/README.md); size tells how
+ * much was sent. */
 #define OPENIB_EAGER_OFFER_VERSION 1
 struct openib_eager_offer {
     uint16_t version;       /* v1 */
