@@ -15,9 +15,8 @@
 #include "btl_openib/btl_openib_errno.h"
 
 /* The public CPC and completion-record codes are OPAL codes under another
- * name; nothing converts them, so they must stay equal. (cpc_registry.c and
- * openib_wc.c assert the same for their own files; here all of them sit
- * beside the conversion that relies on it.) */
+ * name (spelled out so plug-ins need no Open MPI headers); nothing converts
+ * them, so they must stay equal. */
 _Static_assert(OPENIB_CPC_SUCCESS == OPAL_SUCCESS, "CPC code is an OPAL code");
 _Static_assert(OPENIB_CPC_ERROR == OPAL_ERROR, "CPC code is an OPAL code");
 _Static_assert(OPENIB_CPC_ERR_OUT_OF_RESOURCE == OPAL_ERR_OUT_OF_RESOURCE, "CPC code is an OPAL code");

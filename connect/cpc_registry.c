@@ -16,13 +16,8 @@
 #include "connect/cpc_internal.h"
 #include "mca/btl_openib_path_check.h"
 
-/* The header spells Open MPI's codes out for plug-ins; keep them honest. */
-_Static_assert(OPENIB_CPC_SUCCESS == OPAL_SUCCESS, "cpc codes");
-_Static_assert(OPENIB_CPC_ERROR == OPAL_ERROR, "cpc codes");
-_Static_assert(OPENIB_CPC_ERR_OUT_OF_RESOURCE == OPAL_ERR_OUT_OF_RESOURCE, "cpc codes");
-_Static_assert(OPENIB_CPC_ERR_BAD_PARAM == OPAL_ERR_BAD_PARAM, "cpc codes");
-_Static_assert(OPENIB_CPC_ERR_NOT_SUPPORTED == OPAL_ERR_NOT_SUPPORTED, "cpc codes");
-_Static_assert(OPENIB_CPC_ERR_UNREACH == OPAL_ERR_UNREACH, "cpc codes");
+/* OPENIB_CPC_* are OPAL codes under another name: asserted in
+ * btl_openib/btl_openib_errno.c, beside the error convention. */
 
 /* Aliases a component may declare; more is certainly a corrupt table. */
 #define CPC_MAX_ALIASES 4

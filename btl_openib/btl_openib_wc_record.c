@@ -1,5 +1,8 @@
 /*
- * openib_wc.c - build and walk versioned completion records (openib_wc.h).
+ * btl_openib_wc_record.c - build and walk versioned completion records
+ * (include/openib/openib_wc.h), the form a completion takes for readers
+ * outside the BTL. The progress loop itself reads ibv_wc directly
+ * (btl_openib_wc.h) and builds no record.
  *
  * All access to the caller's buffer goes through memcpy: the buffer may be
  * any byte array, and the walkers must never read a byte past `len`.
@@ -11,12 +14,8 @@
 
 #include "openib/openib_wc.h"
 
-/* The header spells these out so it needs no Open MPI header; keep them honest. */
-_Static_assert(OPENIB_WC_ERR_NOSPACE == OPAL_ERR_OUT_OF_RESOURCE, "wc codes");
-_Static_assert(OPENIB_WC_ERR_INVAL == OPAL_ERR_BAD_PARAM, "wc codes");
-_Static_assert(OPENIB_WC_ERR_UNKNOWN == OPAL_ERR_NOT_SUPPORTED, "wc codes");
-_Static_assert(OPENIB_WC_ERR_NOT_FOUND == OPAL_ERR_NOT_FOUND, "wc codes");
-_Static_assert(OPENIB_WC_ERR_TRUNCATED == OPAL_ERR_UNPACK_READ_PAST_END_OF_BUFFER, "wc codes");
+/* OPENIB_WC_* are OPAL codes spelled out (the header needs no Open MPI
+ * header): asserted in btl_openib/btl_openib_errno.c. */
 
 /* Published layouts: changing any of these breaks every reader out there. */
 _Static_assert(sizeof(struct openib_wc) == 24, "wc base v1 layout");
