@@ -70,6 +70,7 @@ incl_ir() {
 	callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null |
 		awk -v f="$2" '{
 				gsub(",", "", $1)
+				if ($1 !~ /^[0-9]+$/) next # callgrind writes "." for none
 				for (i = 2; i <= NF; ++i) {
 					if ($i !~ (":" f "$")) continue
 					if ($i !~ /^\?\?\?:/ && !src) src = $1
@@ -82,7 +83,7 @@ incl_ir() {
 # Per call, inclusive: (2N run - N run) / N for functions called once per
 # round trip on rank 1 (it receives, then sends). Unlike the totals above
 # these do not count the polling while the peer answers.
-PER_CALL_openib="PMPI_Send locked_sendi openib_eager_rdma_sendi openib_qp_post openib_hmem_is_plain_host openib_deliver"
+PER_CALL_openib="PMPI_Send locked_sendi openib_eager_rdma_sendi locked_prepare_src locked_send openib_qp_post openib_hmem_is_plain_host openib_deliver openib_recv_deliver opal_hash_table_get_value_uint32"
 PER_CALL_ucx="PMPI_Send mca_pml_ucx_send ucp_tag_send_nbx"
 
 report() {
