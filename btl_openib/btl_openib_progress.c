@@ -241,8 +241,7 @@ static void handle_error(mca_btl_openib_module_t *m, const struct openib_complet
     if (c->is_recv) {
         openib_frag_return((openib_frag_t *) (uintptr_t) c->id);
     } else if (c->id & OPENIB_WRID_CTRL) {
-        mca_btl_openib_endpoint_t *cep = OPENIB_WRID_EP(c->id);
-        openib_qp_reclaim(cep, OPENIB_WRID_QUEUE(c->id));
+        openib_qp_reclaim(OPENIB_WRID_EP(c->id), OPENIB_WRID_QUEUE(c->id));
     } else {
         openib_frag_t *f = OPENIB_WRID_FRAG(c->id);
         if (f->ep) {

@@ -12,26 +12,26 @@
 
 #define CPC_ENDPOINT_V1_SIZE OPENIB_SIZE_THROUGH(struct openib_cpc_endpoint, cpc_private)
 
-static int check_pair(const struct openib_cpc_module *m, const struct openib_cpc_endpoint *ep)
+static int check_pair(const struct openib_cpc_module *m, const struct openib_cpc_endpoint *cep)
 {
-    if (NULL == m || NULL == ep || NULL == m->component) {
+    if (NULL == m || NULL == cep || NULL == m->component) {
         return OPAL_ERR_BAD_PARAM;
     }
     if (0 != openib_abi_check_size(m, m->size, OPENIB_CPC_MODULE_V1_SIZE, sizeof(*m)) ||
-        0 != openib_abi_check_size(ep, ep->size, CPC_ENDPOINT_V1_SIZE, sizeof(*ep))) {
+        0 != openib_abi_check_size(cep, cep->size, CPC_ENDPOINT_V1_SIZE, sizeof(*cep))) {
         return OPAL_ERR_BAD_PARAM;
     }
     return OPAL_SUCCESS;
 }
 
-int openib_connect_endpoint_init(struct openib_cpc_module *m, struct openib_cpc_endpoint *ep)
+int openib_connect_endpoint_init(struct openib_cpc_module *m, struct openib_cpc_endpoint *cep)
 {
-    int rc = check_pair(m, ep);
+    int rc = check_pair(m, cep);
 
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
-    return m->endpoint_init ? m->endpoint_init(m, ep) : OPAL_SUCCESS;
+    return m->endpoint_init ? m->endpoint_init(m, cep) : OPAL_SUCCESS;
 }
 
 void openib_connect_describe_choice(const char *peer_desc, const struct openib_cpc_module *m)
@@ -53,9 +53,9 @@ void openib_connect_describe_choice(const char *peer_desc, const struct openib_c
                    (unsigned) m->priority, extra[0] ? "; " : "", extra);
 }
 
-int openib_connect_start_connect(struct openib_cpc_module *m, struct openib_cpc_endpoint *ep)
+int openib_connect_start_connect(struct openib_cpc_module *m, struct openib_cpc_endpoint *cep)
 {
-    int rc = check_pair(m, ep);
+    int rc = check_pair(m, cep);
 
     if (OPAL_SUCCESS != rc) {
         return rc;
@@ -63,17 +63,17 @@ int openib_connect_start_connect(struct openib_cpc_module *m, struct openib_cpc_
     if (NULL == m->start_connect) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
-    openib_connect_describe_choice(ep->peer_desc, m);
-    return m->start_connect(m, ep);
+    openib_connect_describe_choice(cep->peer_desc, m);
+    return m->start_connect(m, cep);
 }
 
 int openib_connect_endpoint_finalize(struct openib_cpc_module *m,
-                                     struct openib_cpc_endpoint *ep)
+                                     struct openib_cpc_endpoint *cep)
 {
-    int rc = check_pair(m, ep);
+    int rc = check_pair(m, cep);
 
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
-    return m->endpoint_finalize ? m->endpoint_finalize(m, ep) : OPAL_SUCCESS;
+    return m->endpoint_finalize ? m->endpoint_finalize(m, cep) : OPAL_SUCCESS;
 }

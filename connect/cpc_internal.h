@@ -1,6 +1,12 @@
 /*
  * cpc_internal.h - state shared by the files of the CPC framework.
  * Not for the BTL: it uses openib_connect.h only.
+ *
+ * Names: three kinds of endpoint meet in connect/, and each has one name
+ * everywhere here: `cep` is the CPC interface's struct openib_cpc_endpoint
+ * (what the BTL hands a CPC), `e` a CPC's own state for that connection
+ * (struct oob_ep, xoob_ep, rcm_ep, hung off cep), and `ep` only ever the
+ * BTL's endpoint, which connect/ sees as an opaque pointer.
  */
 #ifndef OPENIB_CPC_INTERNAL_H
 #define OPENIB_CPC_INTERNAL_H

@@ -143,13 +143,13 @@ void openib_connect_set_verbose(int stream, int level);
 
 /* After the endpoint picked `m` (openib_connect_match). Fine if the module
  * has no endpoint_init. */
-int openib_connect_endpoint_init(struct openib_cpc_module *m, struct openib_cpc_endpoint *ep);
+int openib_connect_endpoint_init(struct openib_cpc_module *m, struct openib_cpc_endpoint *cep);
 /* Start the connection (first send). Logs "openib: connecting to <peer> with
  * CPC <name>" at verbose >= 10. */
-int openib_connect_start_connect(struct openib_cpc_module *m, struct openib_cpc_endpoint *ep);
+int openib_connect_start_connect(struct openib_cpc_module *m, struct openib_cpc_endpoint *cep);
 /* Endpoint teardown; fine if the module has no endpoint_finalize. */
 int openib_connect_endpoint_finalize(struct openib_cpc_module *m,
-                                     struct openib_cpc_endpoint *ep);
+                                     struct openib_cpc_endpoint *cep);
 /* The per-connection verbose line alone (for a BTL that calls the hooks
  * itself). */
 void openib_connect_describe_choice(const char *peer_desc, const struct openib_cpc_module *m);
