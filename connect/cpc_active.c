@@ -51,3 +51,19 @@ long openib_cpc_now_ms(void)
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
 }
+
+void openib_cpc_active_scan(struct openib_cpc_active *s, void (*visit)(void *e, long now))
+{
+    long now;
+    int i;
+
+    if (0 == s->n) {
+        return;
+    }
+    now = openib_cpc_now_ms();
+    for (i = s->n - 1; i >= 0; --i) {
+        if (i < s->n) {
+            visit(s->v[i], now);
+        }
+    }
+}

@@ -30,6 +30,12 @@ bool openib_cpc_active_set(struct openib_cpc_active *s, void *e, bool on);
 /* Forget every element and free the array (component finalize). */
 void openib_cpc_active_fini(struct openib_cpc_active *s);
 
+/* A CPC's timer scan: visit(e, now) for every handshake in s, the newest
+ * first, with one reading of the clock. A visit may end any handshake
+ * (take it out of s, even another than e): the scan reads each slot as it
+ * reaches it and passes over slots the set no longer has. */
+void openib_cpc_active_scan(struct openib_cpc_active *s, void (*visit)(void *e, long now));
+
 /* CLOCK_MONOTONIC in milliseconds. */
 long openib_cpc_now_ms(void);
 

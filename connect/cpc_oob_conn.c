@@ -250,29 +250,26 @@ static void take_liveness(struct oob_ep *e, long t)
     }
 }
 
+/* One handshake's timers (openib_cpc_active_scan). */
+static void check_timer(void *p, long t)
+{
+    struct oob_ep *e = p;
+
+    openib_cpc_discount_absence(&e->deadline_ms, &e->looked_ms, t);
+    take_liveness(e, t);
+    if (t > e->deadline_ms) {
+        char why[256];
+        snprintf(why, sizeof(why), "no answer at all within %d s "
+                 "(btl_openib_connect_oob_timeout), not even from the peer's side-channel "
+                 "thread%s%s", oob_cpc_timeout_s, e->last_why[0] ? "; last attempt: " : "",
+                 e->last_why);
+        oob_cpc_fail(e, OPAL_ERR_TIMEOUT, why);
+    } else if (e->st == ST_RETRY && t >= e->retry_ms) {
+        send_req(e);
+    }
+}
+
 void oob_cpc_check_timers(void)
 {
-    long t = openib_cpc_now_ms();
-    int i;
-
-    for (i = oob_cpc_active.n - 1; i >= 0; --i) {
-        struct oob_ep *e;
-
-        if (i >= oob_cpc_active.n) {
-            continue; /* the set shrank under a handler */
-        }
-        e = oob_cpc_active.v[i];
-        openib_cpc_discount_absence(&e->deadline_ms, &e->looked_ms, t);
-        take_liveness(e, t);
-        if (t > e->deadline_ms) {
-            char why[256];
-            snprintf(why, sizeof(why), "no answer at all within %d s "
-                     "(btl_openib_connect_oob_timeout), not even from the peer's side-channel "
-                     "thread%s%s", oob_cpc_timeout_s, e->last_why[0] ? "; last attempt: " : "",
-                     e->last_why);
-            oob_cpc_fail(e, OPAL_ERR_TIMEOUT, why);
-        } else if (e->st == ST_RETRY && t >= e->retry_ms) {
-            send_req(e);
-        }
-    }
+    openib_cpc_active_scan(&oob_cpc_active, check_timer);
 }

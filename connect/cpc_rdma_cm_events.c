@@ -88,49 +88,42 @@ static int drain_events(void)
     return n;
 }
 
-static void check_timers(void)
+/* One handshake's timers (openib_cpc_active_scan). */
+static void check_timer(void *p, long t)
 {
-    long t = openib_cpc_now_ms();
-    int i;
+    struct rcm_ep *e = p;
 
-    for (i = rcm.active.n - 1; i >= 0; --i) {
-        struct rcm_ep *e = rcm.active.v[i];
-
-        if (i >= rcm.active.n) {
-            continue; /* the list shrank under a handler */
+    openib_cpc_discount_absence(&e->deadline_ms, &e->looked_ms, t);
+    if (t > e->deadline_ms) {
+        rcm_fail(e, OPAL_ERR_TIMEOUT, "no answer at all within %d s (btl_openib_connect_"
+                 "rdma_cm_timeout), not even 'busy' from the peer's listener; %d attempt(s) "
+                 "of ours, the handshake was at: %s", rcm_timeout_s(), e->attempts,
+                 rcm_state_names[e->st]);
+        return;
+    }
+    switch (e->st) {
+    case RS_RETRY:
+        if (t >= e->retry_ms) {
+            rcm_start_attempt(e);
         }
-        openib_cpc_discount_absence(&e->deadline_ms, &e->looked_ms, t);
-        if (t > e->deadline_ms) {
-            rcm_fail(e, OPAL_ERR_TIMEOUT, "no answer at all within %d s (btl_openib_connect_"
-                     "rdma_cm_timeout), not even 'busy' from the peer's listener; %d attempt(s) "
-                     "of ours, the handshake was at: %s", rcm_timeout_s(), e->attempts,
-                     rcm_state_names[e->st]);
-            continue;
+        break;
+    case RS_ADDR:
+    case RS_ROUTE:
+    case RS_REQ_SENT:
+        if (t > e->step_ms) {
+            rcm_retry(e, "no answer within %ld ms while %s", rcm_step_timeout_ms(),
+                      rcm_state_names[e->st]);
         }
-        switch (e->st) {
-        case RS_RETRY:
-            if (t >= e->retry_ms) {
-                rcm_start_attempt(e);
-            }
-            break;
-        case RS_ADDR:
-        case RS_ROUTE:
-        case RS_REQ_SENT:
-            if (t > e->step_ms) {
-                rcm_retry(e, "no answer within %ld ms while %s", rcm_step_timeout_ms(),
-                          rcm_state_names[e->st]);
-            }
-            break;
-        case RS_WAIT_PEER:
-            /* Still nothing from the side that won the crossing: ask again
-             * (it refuses again while its own attempt runs). */
-            if (!e->qps_rtr && t > e->step_ms) {
-                rcm_start_attempt(e);
-            }
-            break;
-        default:
-            break;
+        break;
+    case RS_WAIT_PEER:
+        /* Still nothing from the side that won the crossing: ask again
+         * (it refuses again while its own attempt runs). */
+        if (!e->qps_rtr && t > e->step_ms) {
+            rcm_start_attempt(e);
         }
+        break;
+    default:
+        break;
     }
 }
 
@@ -162,7 +155,7 @@ int openib_cpc_rdma_cm_progress(bool now)
     n = drain_events();
     n += take_requests();
     if (rcm.active.n > 0) {
-        check_timers();
+        openib_cpc_active_scan(&rcm.active, check_timer);
     }
     return n;
 }

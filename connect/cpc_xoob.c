@@ -175,43 +175,36 @@ bool openib_cpc_xoob_dispatch(const struct oob_event *ev)
     return true;
 }
 
+/* One handshake's timers (openib_cpc_active_scan). */
+static void check_timer(void *p, long t)
+{
+    struct xoob_ep *e = p;
+    bool say_busy;
+    long alive;
+
+    openib_cpc_discount_absence(&e->deadline_ms, &e->looked_ms, t);
+    alive = openib_cpc_oob_news(e->sid, t, &e->heard_ms, &e->busy_logged, &say_busy);
+    if (alive) {
+        xoob_alive(e, alive);
+    }
+    if (say_busy) {
+        XOOB_LOG(e, "the responder is alive but its process has not taken our request yet "
+                 "(busy outside MPI?): waiting for it, with no deadline while it answers");
+    }
+    if (t > e->deadline_ms) {
+        char why[160];
+        snprintf(why, sizeof(why), "no answer at all within %d s "
+                 "(btl_openib_connect_xoob_timeout), not even from the peer's side-channel "
+                 "thread", xoob_timeout_s);
+        xoob_node_finish(e, OPAL_ERR_TIMEOUT, why);
+    } else if (e->sid < 0 && t >= e->retry_ms && OPAL_SUCCESS != xoob_send_req(e)) {
+        retry_or_fail(e, "cannot open a side-channel connection");
+    }
+}
+
 static void check_timers(void)
 {
-    long t;
-    int i;
-
-    if (OPAL_LIKELY(0 == xoob_active.n)) {
-        return;
-    }
-    t = openib_cpc_now_ms();
-    for (i = xoob_active.n - 1; i >= 0; --i) {
-        struct xoob_ep *e;
-        bool say_busy;
-        long alive;
-
-        if (i >= xoob_active.n) {
-            continue; /* the set shrank under a handler */
-        }
-        e = xoob_active.v[i];
-        openib_cpc_discount_absence(&e->deadline_ms, &e->looked_ms, t);
-        alive = openib_cpc_oob_news(e->sid, t, &e->heard_ms, &e->busy_logged, &say_busy);
-        if (alive) {
-            xoob_alive(e, alive);
-        }
-        if (say_busy) {
-            XOOB_LOG(e, "the responder is alive but its process has not taken our request yet "
-                     "(busy outside MPI?): waiting for it, with no deadline while it answers");
-        }
-        if (t > e->deadline_ms) {
-            char why[160];
-            snprintf(why, sizeof(why), "no answer at all within %d s "
-                     "(btl_openib_connect_xoob_timeout), not even from the peer's side-channel "
-                     "thread", xoob_timeout_s);
-            xoob_node_finish(e, OPAL_ERR_TIMEOUT, why);
-        } else if (e->sid < 0 && t >= e->retry_ms && OPAL_SUCCESS != xoob_send_req(e)) {
-            retry_or_fail(e, "cannot open a side-channel connection");
-        }
-    }
+    openib_cpc_active_scan(&xoob_active, check_timer);
 }
 
 /* ---- module and component ---- */
