@@ -202,12 +202,7 @@ bool openib_hmem_is_plain_host(const struct openib_hmem_object *obj, const void 
     if (NULL != op.copy_from_hmem_iov) {
         return false;
     }
-    /* The buffer sent last time, still cached as host memory: the common
-     * case of a small send, answered without the full detection. */
-    if (HMEM_LIKELY(hmem_mt_hint_is_host((uintptr_t) addr))) {
-        return true;
-    }
-    openib_hmem_detect(addr, &iface, &dev);
+    openib_hmem_detect(addr, &iface, &dev); /* its first look is the last answer's entry */
     return OPENIB_HMEM_SYSTEM == iface;
 }
 

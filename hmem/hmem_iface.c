@@ -366,8 +366,11 @@ int openib_hmem_detect(const void *addr, enum openib_hmem_iface *iface, uint64_t
         openib_hmem_iface_probe();
         st = hmem_cuda_state_now();
     }
-    /* No CUDA (never, or not usable): one branch, like a build without it. */
-    if (HMEM_CUDA_OFF == st || HMEM_CUDA_FAILED == st || NULL == addr) {
+    /* No CUDA (never, or not usable): one branch, like a build without it.
+     * Else the buffer asked about last time, still cached as host memory
+     * (a send loop's case), is answered from that one cache entry. */
+    if (HMEM_CUDA_OFF == st || HMEM_CUDA_FAILED == st || NULL == addr ||
+        hmem_mt_hint_is_host((uintptr_t) addr)) {
         *iface = OPENIB_HMEM_SYSTEM;
         if (NULL != device) {
             *device = 0;
