@@ -19,7 +19,7 @@ int openib_cpc_side_channel_progress(void);
 /* oob's and xoob's progress hooks: the side channel's events on every
  * call, then `timers` every 64th call, counted in *tick (the hook's own).
  * Returns the number of events. */
-int openib_cpc_side_channel_progress_with(bool urgent, unsigned *tick, void (*timers)(void));
+int openib_cpc_side_channel_progress_with(unsigned *tick, void (*timers)(void));
 
 /* ---- shared by oob and xoob (one process, one side channel) ---- */
 

@@ -486,11 +486,10 @@ int openib_cpc_side_channel_progress(void)
     return n;
 }
 
-int openib_cpc_side_channel_progress_with(bool urgent, unsigned *tick, void (*timers)(void))
+int openib_cpc_side_channel_progress_with(unsigned *tick, void (*timers)(void))
 {
     int n = openib_cpc_side_channel_progress();
 
-    (void) urgent; /* the side channel is looked at on every call anyway */
     if (OPAL_UNLIKELY(0 == (++*tick & 63))) {
         timers(); /* they count in seconds */
     }
