@@ -7,7 +7,8 @@
  * endpoint before those completions are polled hands progress freed
  * memory. So, before the QPs go:
  *  1. Goodbye. On each QP of a connected endpoint, a signaled RDMA write
- *     sets the peer's mailbox word OPENIB_MAILBOX_CLOSED(q). Its completion
+ *     sets the peer's mailbox word OPENIB_MAILBOX_CLOSED(q) (on iWARP
+ *     followed by a read of that word, see say_goodbye). Its completion
  *     means everything posted before it on that QP has completed too (RC
  *     completes in order). The peer, which may still have a credit write to
  *     us in flight, reads the word when that write fails and takes it as
@@ -98,35 +99,61 @@ void openib_teardown_marker_done(openib_frag_t *f)
     openib_frag_return(f);
 }
 
-/* Step 1 on queue q: a signaled write of 1 into the peer's closed word. */
-static void say_goodbye(mca_btl_openib_endpoint_t *ep, int q)
+/* One signaled goodbye work request on queue q, with its own marker. */
+static void post_goodbye_wr(mca_btl_openib_endpoint_t *ep, int q, enum ibv_wr_opcode op,
+                            struct ibv_sge sge, int flags)
 {
-    static const uint32_t one = 1;
     openib_frag_t *f = marker(ep, q);
     struct ibv_send_wr *bad;
 
     if (NULL == f) {
         return;
     }
-    f->sge[0] = (struct ibv_sge) { .addr = (uintptr_t) &one, .length = sizeof(one) };
+    f->sge[0] = sge;
     f->swr = (struct ibv_send_wr) {
         .wr_id = (uintptr_t) f,
         .sg_list = f->sge,
         .num_sge = 1,
-        .opcode = IBV_WR_RDMA_WRITE,
-        .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+        .opcode = op,
+        .send_flags = IBV_SEND_SIGNALED | flags,
         .wr.rdma = {
             .remote_addr = ep->peer_mailbox_addr + OPENIB_MAILBOX_CLOSED(q) * sizeof(uint32_t),
             .rkey = ep->peer_mailbox_rkey,
         },
     };
-    if (ep->module->max_inline < sizeof(one)) {
-        openib_teardown_marker_done(f); /* no inline room: skip the courtesy, keep the flush */
-        return;
-    }
-    /* the WQE held back for credit writes is free for this: no more credits */
-    if (ep->qps[q].sd_wqe <= 0 || ibv_post_send(ep->qps[q].qp, &f->swr, &bad)) {
+    if (ibv_post_send(ep->qps[q].qp, &f->swr, &bad)) {
         openib_teardown_marker_done(f);
+    }
+}
+
+/* Step 1 on queue q: a write of 1 into the peer's closed word.
+ * On iWARP a write's completion only says the write was handed to the
+ * transport (siw: put in the TCP socket), not that the peer placed it, so
+ * the reset of the flush could overtake it and the peer would see a lost
+ * connection. There a read of the same word follows: its response comes
+ * after the peer has placed the writes before it, so its completion is the
+ * goodbye's. The read lands in our credit_src word of the same index, one
+ * we never write from. */
+static void say_goodbye(mca_btl_openib_endpoint_t *ep, int q)
+{
+    static const uint32_t one = 1;
+    bool iwarp = IBV_TRANSPORT_IWARP == ep->qps[q].qp->context->device->transport_type;
+
+    /* the WQE held back for credit writes is free for this: no more credits */
+    if (ep->module->max_inline < sizeof(one) || ep->qps[q].sd_wqe <= 0) {
+        return; /* no inline room or no WQE: skip the courtesy, keep the flush */
+    }
+    post_goodbye_wr(ep, q, IBV_WR_RDMA_WRITE,
+                    (struct ibv_sge) { .addr = (uintptr_t) &one, .length = sizeof(one) },
+                    IBV_SEND_INLINE);
+    if (iwarp && ep->qps[q].sd_wqe > 1) {
+        post_goodbye_wr(ep, q, IBV_WR_RDMA_READ,
+                        (struct ibv_sge) {
+                            .addr = (uintptr_t) &ep->credit_src[OPENIB_MAILBOX_CLOSED(q)],
+                            .length = sizeof(uint32_t),
+                            .lkey = ep->mailbox_lkey,
+                        },
+                        0);
     }
 }
 
