@@ -32,6 +32,29 @@ siw_download() {
 	return 1
 }
 
+# siw_series_version PKG VERSION: VERSION when the archive has PKG at it,
+# else the newest PKG of the same upstream version (VERSION without its
+# Debian revision), else VERSION. For linux-source-X.Y and linux-kbuild-X.Y
+# only: they come from the kernel's source package, which the archive may
+# already carry at the next Debian revision while the signed kernel image
+# (and its headers) are still at this one (seen: image and headers 6.1.192-2,
+# kbuild only 6.1.192-3). The headers must match exactly (modversions); the
+# build tools and the siw sources of the same upstream version do not
+# change the module the headers describe.
+siw_series_version() {
+	local pkg=$1 ver=$2 v
+	v=$(apt-cache madison "$pkg" 2>/dev/null | awk -F'|' -v want="$ver" -v up="${ver%-*}-" '
+		{ gsub(/ /, "", $2) }
+		$2 == want { exact = 1 }
+		index($2, up) == 1 { print $2 }
+		END { if (exact) print "=" want }' | sort -V)
+	case $v in
+	*"=$ver"*) echo "$ver" ;;
+	'') echo "$ver" ;;
+	*) tail -n 1 <<<"$v" ;;
+	esac
+}
+
 # siw_fail MESSAGE: remove prepare_siw's build directory ($tmp), then fail
 # the setup with MESSAGE.
 siw_fail() {
@@ -75,16 +98,23 @@ prepare_siw() {
 	# linux-source-X.Y and linux-kbuild-X.Y are named by the upstream
 	# series (6.1 for 6.1.0-56-amd64).
 	mm=$(cut -d. -f1,2 <<<"$KVER")
-	local pkgs=("linux-source-$mm" "linux-headers-$KVER" "linux-headers-${KVER%-*}-common" "linux-kbuild-$mm")
+	local pkgs=("linux-headers-$KVER" "linux-headers-${KVER%-*}-common") sver kver
 	siw_download "$tmp/debs" "$ver" "${pkgs[@]}" ||
 		siw_fail "siw: apt-get download ${pkgs[*]/%/=$ver} failed (they must be the cached guest kernel's version, $ver; if the archive no longer has it, remove $kdir to fetch the current kernel)"
+	# after siw_download: it may have refreshed the package lists
+	sver=$(siw_series_version "linux-source-$mm" "$ver")
+	kver=$(siw_series_version "linux-kbuild-$mm" "$ver")
+	[ "$sver" = "$ver" ] && [ "$kver" = "$ver" ] ||
+		msg "siw: the archive has linux-source-$mm $sver and linux-kbuild-$mm $kver beside the kernel's $ver (same upstream version; the headers are $ver)"
+	siw_download "$tmp/debs" "$sver" "linux-source-$mm" && siw_download "$tmp/debs" "$kver" "linux-kbuild-$mm" ||
+		siw_fail "siw: apt-get download linux-source-$mm=$sver linux-kbuild-$mm=$kver failed (the kernel is $ver; if the archive has no $mm source or kbuild of its upstream version any more, remove $kdir to fetch the current kernel)"
 
 	# The header packages are unpacked into the build directory instead of
 	# installed with dpkg -i: nothing changes on the host system, no root
 	# is needed for it, and an installed different version cannot clash.
-	for f in "linux-headers-$KVER" "linux-headers-${KVER%-*}-common" "linux-kbuild-$mm"; do
-		dpkg-deb -x "$tmp/debs/${f}_${ver}_"*.deb "$tmp/root" ||
-			siw_fail "siw: dpkg-deb -x of $f failed"
+	for f in "linux-headers-${KVER}_$ver" "linux-headers-${KVER%-*}-common_$ver" "linux-kbuild-${mm}_$kver"; do
+		dpkg-deb -x "$tmp/debs/${f}_"*.deb "$tmp/root" ||
+			siw_fail "siw: dpkg-deb -x of ${f%_*} failed"
 	done
 	hdr=$tmp/root/usr/src/linux-headers-$KVER
 	common=$tmp/root/usr/src/linux-headers-${KVER%-*}-common
@@ -96,12 +126,12 @@ prepare_siw() {
 	echo "include $common/Makefile" >"$hdr/Makefile"
 
 	# Only drivers/infiniband/sw/siw/ out of the 138 MB tarball, streamed.
-	dpkg-deb --fsys-tarfile "$tmp/debs/linux-source-${mm}_${ver}_all.deb" |
+	dpkg-deb --fsys-tarfile "$tmp/debs/linux-source-${mm}_${sver}_all.deb" |
 		tar -xOf - "./usr/src/linux-source-$mm.tar.xz" |
 		tar -xJf - -C "$tmp" --wildcards "linux-source-$mm/drivers/infiniband/sw/siw/*" ||
-		siw_fail "siw: extracting drivers/infiniband/sw/siw/ from linux-source-${mm}_$ver failed"
+		siw_fail "siw: extracting drivers/infiniband/sw/siw/ from linux-source-${mm}_$sver failed"
 	src=$tmp/linux-source-$mm/drivers/infiniband/sw/siw
-	[ -f "$src/siw_main.c" ] || siw_fail "siw: no siw_main.c in linux-source-${mm}_$ver"
+	[ -f "$src/siw_main.c" ] || siw_fail "siw: no siw_main.c in linux-source-${mm}_$sver"
 
 	log=$kdir/siw-build.log
 	if ! timeout 900 make -C "$hdr" M="$src" CONFIG_RDMA_SIW=m -j"$(nproc)" modules >"$log" 2>&1; then
