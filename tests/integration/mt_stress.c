@@ -248,7 +248,7 @@ static void error(struct thr *th, const char *fmt, ...)
     va_list ap;
 
     if (th->errors++ < 10) {
-        char msg[512];
+        char msg[800];
 
         va_start(ap, fmt);
         vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -256,6 +256,49 @@ static void error(struct thr *th, const char *fmt, ...)
         fprintf(stderr, "mt_stress: rank %d thread %d round %ld: %s\n", rank, th->id,
                 th->round, msg);
     }
+}
+
+/* What wrong bytes hold, for the report: a message's first 4 bytes are its
+ * seed (pat()), so they name the message they came from when it is one of
+ * this run's (any sender, receiver, thread and kind, rounds near this one);
+ * STORM_FILL means the transport never wrote them (do_storm fills its
+ * receive buffers with it). */
+#define STORM_FILL 0xd7
+static void describe_content(const struct thr *th, const uint8_t *b, size_t len, size_t first,
+                             char *out, size_t outlen)
+{
+    uint32_t got;
+    size_t fill = 0;
+
+    for (size_t i = 0; i < len; ++i) {
+        fill += b[i] == STORM_FILL;
+    }
+    if (len - first < 4) {
+        snprintf(out, outlen, "buffer %p; %zu bytes still the receive fill", (const void *) b, fill);
+        return;
+    }
+    memcpy(&got, b + first, 4);
+    for (int s = 0; s < nranks; ++s) {
+        for (int d = 0; d < nranks; ++d) {
+            for (int t = 0; t < nthreads; ++t) {
+                for (long r = th->round - 4; r <= th->round + 1; ++r) {
+                    for (int k = K_RING; k <= K_CAS; ++k) {
+                        for (int i = 0; i < 16; ++i) {
+                            if (r >= 0 && seed_of(s, d, t, r, k, i) == got) {
+                                snprintf(out, outlen, "buffer %p; %zu bytes still the receive fill; "
+                                         "at offset %zu: the start of message src %d dst %d thread %d "
+                                         "round %ld kind %d #%d", (const void *) b, fill, first, s, d,
+                                         t, r, k, i);
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    snprintf(out, outlen, "buffer %p; %zu bytes still the receive fill; at offset %zu: 0x%08x, "
+             "no message's start", (const void *) b, fill, first, got);
 }
 
 /* check LEN received bytes against the pattern of SEED */
@@ -271,8 +314,11 @@ static int verify(struct thr *th, const char *what, int src, const void *buf, si
         }
     }
     if (bad) {
-        error(th, "%s (rank %d): %zu of %zu bytes wrong, first at offset %zu (0x%02x, not 0x%02x)",
-              what, src, bad, len, first, b[first], pat(seed, first));
+        char where[320];
+
+        describe_content(th, b, len, first, where, sizeof(where));
+        error(th, "%s (rank %d): %zu of %zu bytes wrong, first at offset %zu (0x%02x, not 0x%02x); %s",
+              what, src, bad, len, first, b[first], pat(seed, first), where);
         return 0;
     }
     th->bytes += len;
@@ -471,6 +517,7 @@ static void do_storm(struct thr *th, long r)
             int len = msg_size(from, rank, th->id, r, K_STORM, i);
 
             rb[(k - 1) * per + i] = xmalloc(len);
+            memset(rb[(k - 1) * per + i], STORM_FILL, len);
             pend_note(th, nreq, from, 0, K_STORM, i, len);
             MPI_Irecv(rb[(k - 1) * per + i], len, MPI_BYTE, from, tg, comm, &req[nreq++]);
         }
