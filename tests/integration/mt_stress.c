@@ -297,8 +297,16 @@ static void describe_content(const struct thr *th, const uint8_t *b, size_t len,
             }
         }
     }
-    snprintf(out, outlen, "buffer %p; %zu bytes still the receive fill; at offset %zu: 0x%08x, "
-             "no message's start", (const void *) b, fill, first, got);
+    {
+        char hex[3 * 16 + 1] = "";
+        size_t n = len - first < 16 ? len - first : 16;
+
+        for (size_t i = 0; i < n; ++i) {
+            snprintf(hex + 3 * i, sizeof(hex) - 3 * i, " %02x", b[first + i]);
+        }
+        snprintf(out, outlen, "buffer %p; %zu bytes still the receive fill; at offset %zu: 0x%08x, "
+                 "no message's start; bytes there:%s", (const void *) b, fill, first, got, hex);
+    }
 }
 
 /* check LEN received bytes against the pattern of SEED */
