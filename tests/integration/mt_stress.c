@@ -262,7 +262,9 @@ static void error(struct thr *th, const char *fmt, ...)
  * seed (pat()), so they name the message they came from when it is one of
  * this run's (any sender, receiver, thread and kind, rounds near this one);
  * STORM_FILL means the transport never wrote them (do_storm fills its
- * receive buffers with it). */
+ * receive buffers with it; osc buffers are not filled); else the first 16
+ * bytes, to match offline against another message's bytes at an offset
+ * (pat(): seed byte + 29 per 4 bytes + 1 per KiB). */
 #define STORM_FILL 0xd7
 static void describe_content(const struct thr *th, const uint8_t *b, size_t len, size_t first,
                              char *out, size_t outlen)
