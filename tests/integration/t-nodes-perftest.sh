@@ -42,8 +42,8 @@ perf_pair() {
 	src=$?
 	show "$cli"
 	show "$srv"
-	# perf_timed runs it again
-	untimed "$cli" && return 0
+	# perftest_timed runs it again
+	perftest_untimed "$cli" >/dev/null && return 0
 	[ "$crc" = 0 ] || fail "$name client ($node1) exited with status $crc"
 	[ "$src" = 0 ] || fail "$name server ($node2) exited with status $src"
 	for n in "$node1" "$node2"; do
@@ -58,23 +58,14 @@ perf_pair() {
 	ok "$name: RDMA packets crossed the wire ($node1 -> $node2 >= $fwd, $node2 -> $node1 >= $back)"
 }
 
-# perf_timed NAME PORT FWD BACK CMD ARGS...: perf_pair, run again (at most
-# twice more, each said) when perftest could not time itself: it checks its
-# cycle counter against the clock and, when they correlate poorly (r^2 <
-# 0.9, which the emulated guests' clocks do now and then), reports inf or
-# no figures at all.
-untimed() {
-	grep -q -e "Correlation coefficient r^2: .* < 0.9" -e "Can't produce a report" "$1"
-}
+# perf_timed NAME PORT FWD BACK CMD ARGS...: perf_pair until perftest timed
+# itself (perftest_timed), each try on a port of its own.
 perf_timed() {
-	local name=$1 port=$2 try
-	shift 2
-	for try in 1 2 3; do
-		perf_pair "$name" $((port + 10 * (try - 1))) "$@"
-		untimed "$OPENIB_TEST_TMP/$name.client" || return 0
-		[ "$try" = 3 ] && return 0
-		note "$name: perftest could not time itself ($(grep -m1 -e 'Correlation coefficient' -e "Can't produce" "$OPENIB_TEST_TMP/$name.client")); once more"
-	done
+	perftest_timed "$OPENIB_TEST_TMP/$1.client" perf_try "$@"
+}
+perf_try() {
+	local try=${*: -1}
+	perf_pair "$1" $(($2 + 10 * (try - 1))) "${@:3:$#-3}"
 }
 
 # Latency: 500 round trips of 8 B, one packet each way per round trip.
