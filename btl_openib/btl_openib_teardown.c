@@ -99,6 +99,11 @@ void openib_teardown_marker_done(openib_frag_t *f)
     openib_frag_return(f);
 }
 
+static bool qp_is_iwarp(const struct ibv_qp *qp)
+{
+    return IBV_TRANSPORT_IWARP == qp->context->device->transport_type;
+}
+
 /* One signaled goodbye work request on queue q, with its own marker. */
 static void post_goodbye_wr(mca_btl_openib_endpoint_t *ep, int q, enum ibv_wr_opcode op,
                             struct ibv_sge sge, int flags)
@@ -137,7 +142,7 @@ static void post_goodbye_wr(mca_btl_openib_endpoint_t *ep, int q, enum ibv_wr_op
 static void say_goodbye(mca_btl_openib_endpoint_t *ep, int q)
 {
     static const uint32_t one = 1;
-    bool iwarp = IBV_TRANSPORT_IWARP == ep->qps[q].qp->context->device->transport_type;
+    bool iwarp = qp_is_iwarp(ep->qps[q].qp);
 
     /* the WQE held back for credit writes is free for this: no more credits */
     if (ep->module->max_inline < sizeof(one) || ep->qps[q].sd_wqe <= 0) {
@@ -173,7 +178,7 @@ static void flush(mca_btl_openib_endpoint_t *ep, int q)
 {
     struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
     struct ibv_qp *qp = ep->qps[q].qp;
-    bool iwarp = IBV_TRANSPORT_IWARP == qp->context->device->transport_type;
+    bool iwarp = qp_is_iwarp(qp);
     struct ibv_send_wr *bad;
     openib_frag_t *f;
 
