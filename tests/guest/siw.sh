@@ -42,17 +42,14 @@ siw_download() {
 # build tools and the siw sources of the same upstream version do not
 # change the module the headers describe.
 siw_series_version() {
-	local pkg=$1 ver=$2 v
-	v=$(apt-cache madison "$pkg" 2>/dev/null | awk -F'|' -v want="$ver" -v up="${ver%-*}-" '
-		{ gsub(/ /, "", $2) }
-		$2 == want { exact = 1 }
-		index($2, up) == 1 { print $2 }
-		END { if (exact) print "=" want }' | sort -V)
-	case $v in
-	*"=$ver"*) echo "$ver" ;;
-	'') echo "$ver" ;;
-	*) tail -n 1 <<<"$v" ;;
-	esac
+	local ver=$2 v
+	v=$(apt-cache madison "$1" 2>/dev/null |
+		awk -F'|' -v up="${ver%-*}-" '{ gsub(/ /, "", $2) } index($2, up) == 1 { print $2 }' | sort -V)
+	if [ -z "$v" ] || grep -qxF -- "$ver" <<<"$v"; then
+		echo "$ver"
+	else
+		tail -n 1 <<<"$v"
+	fi
 }
 
 # siw_fail MESSAGE: remove prepare_siw's build directory ($tmp), then fail
