@@ -283,10 +283,10 @@ static void describe_content(const struct thr *th, const uint8_t *b, size_t len,
     for (int s = 0; s < nranks; ++s) {
         for (int d = 0; d < nranks; ++d) {
             for (int t = 0; t < nthreads; ++t) {
-                for (long r = th->round - 4; r <= th->round + 1; ++r) {
+                for (long r = th->round < 4 ? 0 : th->round - 4; r <= th->round + 1; ++r) {
                     for (int k = K_RING; k <= K_CAS; ++k) {
                         for (int i = 0; i < 16; ++i) {
-                            if (r >= 0 && seed_of(s, d, t, r, k, i) == got) {
+                            if (seed_of(s, d, t, r, k, i) == got) {
                                 snprintf(out, outlen, "buffer %p; %zu bytes still the receive fill; "
                                          "at offset %zu: the start of message src %d dst %d thread %d "
                                          "round %ld kind %d #%d", (const void *) b, fill, first, s, d,
