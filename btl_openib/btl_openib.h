@@ -28,6 +28,7 @@
 #include "btl_openib/btl_openib_handle.h"
 #include "btl_openib/btl_openib_rq_spec.h"
 #include "btl_openib/btl_openib_lazy.h"
+#include "btl_openib/btl_openib_release_log.h"
 
 #define OPENIB_MAX_CPCS 4
 /* Scatter/gather entries a send work request uses at most: our header,
@@ -70,6 +71,9 @@ struct openib_device {
      * now (atomic: the cache's invalidation changes it without our lock) */
     uint64_t reg_requests, reg_misses;
     volatile int64_t reg_pinned_bytes;
+    /* how far the cache has caught up with the memory the process released
+     * (btl_openib_release_log.h says why it has to) */
+    struct openib_release_cursor released;
 };
 
 /* Our registration: the rcache's record plus the verbs MR behind it. */

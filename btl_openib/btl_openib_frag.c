@@ -34,6 +34,13 @@ static int frag_item_init(opal_free_list_item_t *item, void *ctx)
     return OPAL_SUCCESS;
 }
 
+/* openib's own buffers are registered outside the cache's lookup: a chunk
+ * is new memory, maybe at addresses the process freed a moment ago, and a
+ * lookup there could hit a registration of those addresses that an
+ * invalidation missed (btl_openib_release_log.h). Nothing else ever needs
+ * to find them, and they are deregistered with their list. */
+#define OWN_BUFFERS MCA_RCACHE_FLAGS_CACHE_BYPASS
+
 static int list_init(mca_btl_openib_module_t *m, opal_free_list_t *fl,
                      struct openib_frag_list_ctx *c, enum openib_frag_kind kind, uint8_t qp,
                      size_t payload, int num)
@@ -43,7 +50,7 @@ static int list_init(mca_btl_openib_module_t *m, opal_free_list_t *fl,
     return opal_free_list_init(fl, sizeof(openib_frag_t), opal_cache_line_size,
                                OBJ_CLASS(openib_frag_t), payload, payload ? 64 : 0, num,
                                openib_params.free_list_max, openib_params.free_list_inc,
-                               payload ? mca_mpool_base_default_module : NULL, 0,
+                               payload ? mca_mpool_base_default_module : NULL, OWN_BUFFERS,
                                payload ? m->dev->rcache : NULL, frag_item_init, c);
 }
 
@@ -79,7 +86,8 @@ int openib_frag_lists_init(mca_btl_openib_module_t *m)
     rc = opal_free_list_init(&m->mailboxes, sizeof(opal_free_list_item_t), opal_cache_line_size,
                              OBJ_CLASS(opal_free_list_item_t), OPENIB_MAILBOX_BYTES,
                              sizeof(uint64_t), 0, -1, openib_params.free_list_inc,
-                             mca_mpool_base_default_module, 0, m->dev->rcache, NULL, NULL);
+                             mca_mpool_base_default_module, OWN_BUFFERS, m->dev->rcache, NULL,
+                             NULL);
     if (OPAL_SUCCESS != rc) {
         return rc;
     }

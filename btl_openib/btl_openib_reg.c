@@ -8,9 +8,11 @@
 
 #include "opal/constants.h"
 #include "opal/mca/rcache/base/base.h"
+#include "opal/memoryhooks/memory.h"
 
 #include "btl_openib/btl_openib.h"
 #include "btl_openib/btl_openib_reg.h"
+#include "btl_openib/btl_openib_release_log.h"
 #include "mca/btl_openib_params.h"
 #include "hmem/openib_hmem_btl.h"
 
@@ -81,6 +83,42 @@ static int dereg_mem(void *reg_data, mca_rcache_base_registration_t *r)
     return OPAL_SUCCESS;
 }
 
+/* Open MPI's memory hook: note what the process gives back. Runs in any
+ * thread, maybe inside malloc, before the memory goes. */
+static void note_release(void *base, size_t len, void *cbdata, bool from_alloc)
+{
+    (void) cbdata;
+    (void) from_alloc;
+    openib_release_log_note(base, len);
+}
+
+static int release_watchers; /* devices with a cache; changed at open and close only */
+
+/* Invalidate what the cache holds of a released range. grdma refuses, and
+ * stops its walk, at a registration in use that starts at the range's very
+ * first byte; one byte in at each end covers the same pages (registrations
+ * are whole pages) without that case. A registration in use is then marked
+ * invalid and dropped at its last deregistration, as it must be: the range
+ * no longer maps the pages it pins. */
+static void invalidate_released(void *ctx, uintptr_t base, size_t len)
+{
+    mca_rcache_base_module_t *rcache = ctx;
+
+    if (len > 2) {
+        (void) rcache->rcache_invalidate_range(rcache, (void *) (base + 1), len - 2);
+    }
+}
+
+/* Before a lookup: replay what was released since the last one, while
+ * openib_lock keeps every other use of this cache out (grdma's own
+ * invalidation may have lost some of it, btl_openib_release_log.h). */
+static void openib_reg_catch_up(struct openib_device *dev)
+{
+    if (NULL != dev->rcache->rcache_invalidate_range) {
+        (void) openib_release_log_replay(&dev->released, invalidate_released, dev->rcache);
+    }
+}
+
 int openib_reg_cache_create(struct openib_device *dev)
 {
     mca_rcache_base_resources_t res = {
@@ -91,10 +129,18 @@ int openib_reg_cache_create(struct openib_device *dev)
         .deregister_mem = dereg_mem,
     };
 
+    /* watch before the cache can hold anything */
+    if (0 == release_watchers++) {
+        opal_mem_hooks_register_release(note_release, NULL);
+    }
+    openib_release_cursor_init(&dev->released);
     dev->rcache = mca_rcache_base_module_create("grdma", dev, &res);
     if (NULL == dev->rcache) {
         OPENIB_VERBOSE(1, "%s: Open MPI's grdma registration cache is not available; device skipped",
                        dev->name);
+        if (0 == --release_watchers) {
+            opal_mem_hooks_unregister_release(note_release);
+        }
         return OPAL_ERR_NOT_AVAILABLE;
     }
     return OPAL_SUCCESS;
@@ -105,6 +151,9 @@ void openib_reg_cache_destroy(struct openib_device *dev)
     if (dev->rcache) {
         mca_rcache_base_module_destroy(dev->rcache);
         dev->rcache = NULL;
+        if (0 == --release_watchers) {
+            opal_mem_hooks_unregister_release(note_release);
+        }
     }
 }
 
@@ -152,6 +201,7 @@ mca_btl_base_registration_handle_t *openib_register_mem(mca_btl_base_module_t *b
         access |= MCA_RCACHE_ACCESS_REMOTE_ATOMIC;
     }
     m->dev->reg_requests++;
+    openib_reg_catch_up(m->dev);
     rc = m->dev->rcache->rcache_register(m->dev->rcache, base, size, 0, access, &r);
     if (OPAL_SUCCESS != rc || NULL == r) {
         return NULL;
