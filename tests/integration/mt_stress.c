@@ -94,6 +94,7 @@ static const int sizes[] = { 0,     1,     8,     100,   1000,  4095,   4096,  4
 #define NSIZES ((int) (sizeof(sizes) / sizeof(sizes[0])))
 #define MAX_SIZE 262144
 #define STORM_N 8
+#define OLD_BUFS 128
 
 /* the strided vector: VEC_COUNT blocks of 3 ints every 5 ints (96 KiB of data) */
 #define VEC_COUNT 8192
@@ -141,6 +142,17 @@ struct thr {
         int peer, send, kind, idx, len, done;
     } *pend;
     int npend;
+    /* this thread's storm receive buffers of the last rounds (ring), for the
+     * report of a wrong message: were its bytes what this process's memory
+     * held at that address a round before? */
+    struct oldbuf {
+        uintptr_t addr;
+        size_t len;
+        uint32_t seed;
+        long round;
+        int src, idx;
+    } old[OLD_BUFS];
+    unsigned nold;
 };
 
 static long now_us(void)
@@ -258,13 +270,46 @@ static void error(struct thr *th, const char *fmt, ...)
     }
 }
 
+/* Whether the N bytes at P are what an earlier storm receive buffer of this
+ * thread held at the same address (its message's bytes at that offset): then
+ * they were written into this memory for that earlier message. */
+static int old_match(const struct thr *th, const uint8_t *p, size_t n, char *out, size_t outlen)
+{
+    uintptr_t a = (uintptr_t) p;
+    unsigned k = th->nold < OLD_BUFS ? th->nold : OLD_BUFS;
+
+    for (unsigned j = 1; j <= k; ++j) { /* newest first */
+        const struct oldbuf *o = &th->old[(th->nold - j) % OLD_BUFS];
+        size_t d, i;
+
+        if (a < o->addr || a + n > o->addr + o->len) {
+            continue;
+        }
+        d = a - o->addr;
+        for (i = 0; i < n && p[i] == pat(o->seed, d + i); ++i) {
+        }
+        snprintf(out, outlen, "%p lies at offset %zu of this thread's round-%ld receive buffer "
+                 "for rank %d #%d (%zu bytes); %s", (const void *) p, d, o->round, o->src,
+                 o->idx, o->len, i == n ? "its bytes ARE that message's bytes at that offset "
+                 "(written into this memory for the earlier message)" : "the bytes differ from "
+                 "that message's");
+        if (i == n) {
+            return 1;
+        }
+    }
+    snprintf(out, outlen, "%p lies in none of this thread's last %u storm receive buffers, or "
+             "its bytes are none of theirs", (const void *) p, k);
+    return 0;
+}
+
 /* What wrong bytes hold, for the report: a message's first 4 bytes are its
  * seed (pat()), so they name the message they came from when it is one of
- * this run's (any sender, receiver, thread and kind, rounds near this one);
- * STORM_FILL means the transport never wrote them (do_storm fills its
- * receive buffers with it; osc buffers are not filled); else the first 16
- * bytes, to match offline against another message's bytes at an offset
- * (pat(): seed byte + 29 per 4 bytes + 1 per KiB). */
+ * this run's (any sender, receiver, thread and kind, rounds near this one),
+ * as do 16 bytes equal to such a message's at the same offset; STORM_FILL
+ * means the transport never wrote them (do_storm fills its receive buffers
+ * with it; osc buffers are not filled); else the first 16 bytes, to match
+ * offline against another message's bytes at another offset (pat(): seed
+ * byte + 29 per 4 bytes + 1 per KiB). */
 #define STORM_FILL 0xd7
 static void describe_content(const struct thr *th, const uint8_t *b, size_t len, size_t first,
                              char *out, size_t outlen)
@@ -286,13 +331,27 @@ static void describe_content(const struct thr *th, const uint8_t *b, size_t len,
                 for (long r = th->round < 4 ? 0 : th->round - 4; r <= th->round + 1; ++r) {
                     for (int k = K_RING; k <= K_CAS; ++k) {
                         for (int i = 0; i < 16; ++i) {
-                            if (seed_of(s, d, t, r, k, i) == got) {
-                                snprintf(out, outlen, "buffer %p; %zu bytes still the receive fill; "
-                                         "at offset %zu: the start of message src %d dst %d thread %d "
-                                         "round %ld kind %d #%d", (const void *) b, fill, first, s, d,
-                                         t, r, k, i);
-                                return;
+                            uint32_t sd = seed_of(s, d, t, r, k, i);
+                            size_t n = len - first < 16 ? len - first : 16, j = 0;
+                            const char *how = "the start";
+
+                            /* that message's start, or its bytes at this very
+                             * offset (one of its fragments put where it belongs
+                             * in it, but in this buffer) */
+                            if (sd != got) {
+                                while (j < n && b[first + j] == pat(sd, first + j)) {
+                                    ++j;
+                                }
+                                if (j < n) {
+                                    continue;
+                                }
+                                how = "the bytes at this offset";
                             }
+                            snprintf(out, outlen, "buffer %p; %zu bytes still the receive fill; "
+                                     "at offset %zu: %s of message src %d dst %d thread %d "
+                                     "round %ld kind %d #%d", (const void *) b, fill, first, how,
+                                     s, d, t, r, k, i);
+                            return;
                         }
                     }
                 }
@@ -324,11 +383,16 @@ static int verify(struct thr *th, const char *what, int src, const void *buf, si
         }
     }
     if (bad) {
-        char where[320];
+        char where[512];
 
         describe_content(th, b, len, first, where, sizeof(where));
         error(th, "%s (rank %d): %zu of %zu bytes wrong, first at offset %zu (0x%02x, not 0x%02x); %s",
               what, src, bad, len, first, b[first], pat(seed, first), where);
+        (void) old_match(th, b + first, len - first < 16 ? len - first : 16, where, sizeof(where));
+        if (th->errors <= 10) { /* the same error, said further (not counted again) */
+            fprintf(stderr, "mt_stress: rank %d thread %d round %ld: %s (rank %d), the wrong "
+                    "bytes' address: %s\n", rank, th->id, th->round, what, src, where);
+        }
         return 0;
     }
     th->bytes += len;
@@ -570,6 +634,20 @@ static void do_storm(struct thr *th, long r)
         }
         vec_verify(th, from, rb[(k - 1) * per + STORM_N], as_vector,
                    seed_of(from, rank, th->id, r, K_VEC, 0), &st[(k - 1) * per + STORM_N]);
+    }
+    for (int k = 1; k < nranks; ++k) {
+        int from = (rank - k + nranks) % nranks;
+
+        for (int i = 0; i < STORM_N; ++i) {
+            struct oldbuf *o = &th->old[th->nold++ % OLD_BUFS];
+
+            *o = (struct oldbuf) {
+                .addr = (uintptr_t) rb[(k - 1) * per + i],
+                .len = (size_t) msg_size(from, rank, th->id, r, K_STORM, i),
+                .seed = seed_of(from, rank, th->id, r, K_STORM, i),
+                .round = r, .src = from, .idx = i,
+            };
+        }
     }
     for (int i = 0; i < n * per; ++i) {
         free(rb[i]);
