@@ -39,18 +39,23 @@ struct openib_release_cursor {
 #define OPENIB_RELEASE_ALL_BASE ((uintptr_t) 0)
 #define OPENIB_RELEASE_ALL_LEN SIZE_MAX
 
-/* Note a released range (any thread, any context, lock-free). */
+/* Note a released range (any thread, any context, lock-free). The same as
+ * a claim, then a fill of the entry claimed. */
 void openib_release_log_note(const void *base, size_t len);
+uint64_t openib_release_log_claim(void);
+void openib_release_log_fill(uint64_t entry, const void *base, size_t len);
+/* entries claimed so far (for tests) */
+uint64_t openib_release_log_claim_count(void);
 
 /* A cursor that sees only what is noted from now on. */
 void openib_release_cursor_init(struct openib_release_cursor *c);
 
 /* Call FN for each range noted since C's last replay, oldest first, or once
  * with OPENIB_RELEASE_ALL_* when some were overwritten before this reader
- * saw them. Stops at an entry whose writer is still writing it: that range
- * is not unmapped yet (the hook runs before the unmap), so nothing can be
- * using it, and the next replay reports it. One reader per cursor at a
- * time. Returns the number of calls made. */
+ * saw them. An entry still being written is passed over: its range is not
+ * unmapped yet (the hook runs before the unmap), so nothing can be using
+ * it. The next replay reports it, and the entries after it again. One
+ * reader per cursor at a time. Returns the number of calls made. */
 int openib_release_log_replay(struct openib_release_cursor *c,
                               void (*fn)(void *ctx, uintptr_t base, size_t len), void *ctx);
 
