@@ -98,49 +98,39 @@ static void check(const char *what, const unsigned char *b, int round)
 }
 
 /* SENDER's buffer lives at one address whose pages are released between
- * rounds; the other rank receives into a fresh buffer each time */
+ * rounds; the other rank's buffer stays as it is. Rank 0 sends, rank 1
+ * receives and checks. */
 static void one_case(int sender, enum release how)
 {
     char what[64];
-    unsigned char *p = NULL;
+    unsigned char *p = NULL, *other = NULL;
 
     snprintf(what, sizeof(what), "%s side, %s", sender == 0 ? "send" : "receive",
              release_name[how]);
+    if (rank != sender && NULL == (other = malloc(LEN))) {
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
     for (int round = 0; round < ROUNDS; ++round) {
-        if (rank == sender) {
-            p = round ? release(p, how) : map_at(NULL);
-            if (sender == 0) {
-                for (size_t i = 0; i < LEN; ++i) {
-                    p[i] = pattern(round, i);
-                }
-                MPI_Send(p, LEN, MPI_BYTE, 1, round, MPI_COMM_WORLD);
-            } else {
-                memset(p, 0xd7, LEN);
-                MPI_Recv(p, LEN, MPI_BYTE, 0, round, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                check(what, p, round);
-            }
-        } else {
-            unsigned char *q = malloc(LEN);
+        unsigned char *b = other;
 
-            if (!q) {
-                MPI_Abort(MPI_COMM_WORLD, 2);
+        if (rank == sender) {
+            b = p = round ? release(p, how) : map_at(NULL);
+        }
+        if (0 == rank) {
+            for (size_t i = 0; i < LEN; ++i) {
+                b[i] = pattern(round, i);
             }
-            if (sender == 0) {
-                memset(q, 0xd7, LEN);
-                MPI_Recv(q, LEN, MPI_BYTE, 0, round, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                check(what, q, round);
-            } else {
-                for (size_t i = 0; i < LEN; ++i) {
-                    q[i] = pattern(round, i);
-                }
-                MPI_Send(q, LEN, MPI_BYTE, 1, round, MPI_COMM_WORLD);
-            }
-            free(q);
+            MPI_Send(b, LEN, MPI_BYTE, 1, round, MPI_COMM_WORLD);
+        } else {
+            memset(b, 0xd7, LEN);
+            MPI_Recv(b, LEN, MPI_BYTE, 0, round, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            check(what, b, round);
         }
     }
     if (p) {
         munmap(p, MAP_LEN);
     }
+    free(other);
 }
 
 int main(int argc, char **argv)
