@@ -260,7 +260,7 @@ static void error(struct thr *th, const char *fmt, ...)
     va_list ap;
 
     if (th->errors++ < 10) {
-        char msg[800];
+        char msg[1024];
 
         va_start(ap, fmt);
         vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -383,16 +383,13 @@ static int verify(struct thr *th, const char *what, int src, const void *buf, si
         }
     }
     if (bad) {
-        char where[512];
+        char where[320], at[320];
 
         describe_content(th, b, len, first, where, sizeof(where));
-        error(th, "%s (rank %d): %zu of %zu bytes wrong, first at offset %zu (0x%02x, not 0x%02x); %s",
-              what, src, bad, len, first, b[first], pat(seed, first), where);
-        (void) old_match(th, b + first, len - first < 16 ? len - first : 16, where, sizeof(where));
-        if (th->errors <= 10) { /* the same error, said further (not counted again) */
-            fprintf(stderr, "mt_stress: rank %d thread %d round %ld: %s (rank %d), the wrong "
-                    "bytes' address: %s\n", rank, th->id, th->round, what, src, where);
-        }
+        (void) old_match(th, b + first, len - first < 16 ? len - first : 16, at, sizeof(at));
+        error(th, "%s (rank %d): %zu of %zu bytes wrong, first at offset %zu (0x%02x, not 0x%02x); "
+              "%s; the wrong bytes' address: %s", what, src, bad, len, first, b[first],
+              pat(seed, first), where, at);
         return 0;
     }
     th->bytes += len;
