@@ -53,19 +53,19 @@ uint64_t openib_release_log_claim_count(void)
 
 void openib_release_cursor_init(struct openib_release_cursor *c)
 {
-    c->next = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
+    c->next = openib_release_log_claim_count();
 }
 
 /* Whether entry N is lost to this reader: HEAD has lapped it. */
 static int lapped(uint64_t n)
 {
-    return __atomic_load_n(&head, __ATOMIC_ACQUIRE) - n > OPENIB_RELEASE_LOG_LEN;
+    return openib_release_log_claim_count() - n > OPENIB_RELEASE_LOG_LEN;
 }
 
 int openib_release_log_replay(struct openib_release_cursor *c,
                               void (*fn)(void *ctx, uintptr_t base, size_t len), void *ctx)
 {
-    uint64_t end = __atomic_load_n(&head, __ATOMIC_ACQUIRE), pending = end;
+    uint64_t end = openib_release_log_claim_count(), pending = end;
     int calls = 0;
 
     for (uint64_t n = c->next; n < end; ++n) {
@@ -101,6 +101,6 @@ int openib_release_log_replay(struct openib_release_cursor *c,
 
 lost:
     fn(ctx, OPENIB_RELEASE_ALL_BASE, OPENIB_RELEASE_ALL_LEN);
-    c->next = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
+    openib_release_cursor_init(c);
     return calls + 1;
 }
