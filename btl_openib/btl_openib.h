@@ -279,7 +279,6 @@ struct mca_btl_base_endpoint_t {
      * names the peer's SRQ for queue q (btl_openib_xrc.c). */
     bool xrc;
     uint32_t xrc_srqn[OPENIB_MAX_QUEUES];
-    uint32_t xrc_wqe;                    /* send WQEs per queue reserved on the shared QP */
     char desc[96];                       /* "rank 1 (node) port rxe0:1" */
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_openib_endpoint_t;

@@ -80,7 +80,6 @@ static int query_cpcs(mca_btl_openib_module_t *m)
     struct openib_cpc_port *p = &m->cpc_port;
 
     openib_cpc_port_init(p);
-    openib_cpc_xoob_set_btl_ops(&openib_xrc_xoob_ops);
     /* XRC only counts when the receive queues ask for it (X,...). */
     p->caps = (m->dev->xrc && mca_btl_openib_component.rq.q[0].type == OPENIB_RQ_XRC
                    ? OPENIB_PORT_CAP_XRC : 0) |
@@ -101,6 +100,7 @@ static int query_cpcs(mca_btl_openib_module_t *m)
     p->ipv4 = m->ipv4;
     p->traffic_class = (uint8_t) openib_params.traffic_class;
     p->service_level = (uint8_t) openib_params.ib_service_level;
+    p->xrc = (p->caps & OPENIB_PORT_CAP_XRC) ? &openib_xrc_cpc_ops : NULL;
     return openib_connect_query_port(p, m->cpcs, OPENIB_MAX_CPCS, &m->num_cpcs);
 }
 

@@ -1,5 +1,6 @@
 /*
- * btl_openib_xrc.c - XRC verbs objects for the xoob CPC.
+ * btl_openib_xrc.c - XRC verbs objects for an XRC CPC (xoob), which reaches
+ * them through openib_cpc_port.xrc (struct openib_cpc_xrc_ops).
  *
  *   XRC domain  one per device, opened on a per-node file so every local
  *               process of the job shares it (a target QP made by one of
@@ -220,14 +221,14 @@ static int send_qp_create(void *btl, int sharers, void **qp_out, uint32_t *qpn, 
 }
 
 /* The xoob view of the peer, as the shared QP state code wants it. */
-static struct openib_qp_peer qp_peer(const struct openib_xoob_peer *p)
+static struct openib_qp_peer qp_peer(const struct openib_cpc_xrc_peer *p)
 {
     return (struct openib_qp_peer) {
         .qpn = p->qpn, .psn = p->psn, .mtu = p->mtu, .lid = p->lid, .gid = p->gid,
     };
 }
 
-static int send_qp_connect(void *btl, void *qpv, uint32_t psn, const struct openib_xoob_peer *tgt,
+static int send_qp_connect(void *btl, void *qpv, uint32_t psn, const struct openib_cpc_xrc_peer *tgt,
                            char *why, size_t why_len)
 {
     mca_btl_openib_module_t *m = btl;
@@ -255,7 +256,7 @@ static void send_qp_destroy(void *btl, void *qp)
     }
 }
 
-static int tgt_qp_get(void *btl, const struct openib_xoob_peer *ini, uint32_t *tgt_qpn,
+static int tgt_qp_get(void *btl, const struct openib_cpc_xrc_peer *ini, uint32_t *tgt_qpn,
                       char *why, size_t why_len)
 {
     mca_btl_openib_module_t *m = btl;
@@ -306,68 +307,56 @@ err_free:
     return OPAL_ERROR;
 }
 
-static int ep_attach(void *btl_ep, struct openib_xrc_node *node, const uint32_t *srqn, int nsrq,
-                     char *why, size_t why_len)
+static int ep_attach(void *btl_ep, void *send_qp, const uint32_t *srqn, int nsrq,
+                     uint32_t *per_q, char *why, size_t why_len)
 {
     mca_btl_openib_endpoint_t *ep = btl_ep;
     const struct openib_rq_spec *rq = &mca_btl_openib_component.rq;
-    uint32_t per_q, want;
-    int q, rc;
+    int q;
 
     if (nsrq != rq->num) {
         snprintf(why, why_len, "btl_openib_receive_queues differs between the two processes "
                  "(%d vs %d XRC queues)", rq->num, nsrq);
         return OPAL_ERR_BAD_PARAM;
     }
-    /* A fair share for every endpoint that uses the node's QP, so the
-     * first ones cannot take all of it. */
-    want = node->wqe_cap / ((uint32_t) rq->num * (uint32_t) (node->refcount > 0 ? node->refcount : 1));
-    if (want > (uint32_t) openib_params.max_send_wr) {
-        want = (uint32_t) openib_params.max_send_wr;
-    }
-    rc = openib_xrc_node_reserve(node, want ? want : 1, rq->num, &per_q);
-    if (OPAL_SUCCESS != rc) {
-        snprintf(why, why_len, "the shared XRC send QP to this node has no send WQEs left "
-                 "(%u of %u in use by %d endpoints)", node->wqe_used, node->wqe_cap,
-                 node->refcount);
-        return rc;
+    if (*per_q > (uint32_t) openib_params.max_send_wr) {
+        *per_q = (uint32_t) openib_params.max_send_wr;
     }
     for (q = 0; q < rq->num; ++q) {
         struct openib_ep_qp *qp = &ep->qps[q];
 
-        qp->reclaim_size = per_q + 1;
+        qp->reclaim_size = *per_q + 1;
         qp->reclaim = calloc(qp->reclaim_size, sizeof(*qp->reclaim));
         if (NULL == qp->reclaim) {
-            openib_xrc_node_unreserve(node, per_q, rq->num);
+            while (q-- > 0) {
+                ep->qps[q].qp = NULL; /* teardown must not destroy the shared QP */
+            }
             snprintf(why, why_len, "out of memory");
             return OPAL_ERR_OUT_OF_RESOURCE;
         }
-        qp->qp = node->qp;
-        qp->sd_wqe = (int32_t) per_q;
+        qp->qp = send_qp;
+        qp->sd_wqe = (int32_t) *per_q;
         ep->xrc_srqn[q] = srqn[q];
     }
-    ep->xrc_wqe = per_q;
     ep->num_qps = rq->num;
     ep->qps_created = true;
     ep->xrc = true;
     return OPAL_SUCCESS;
 }
 
-static void ep_detach(void *btl_ep, struct openib_xrc_node *node)
+static void ep_detach(void *btl_ep)
 {
     mca_btl_openib_endpoint_t *ep = btl_ep;
     int q;
 
-    openib_xrc_node_unreserve(node, ep->xrc_wqe, ep->num_qps);
-    /* The QP is the node's: endpoint teardown must not destroy it. */
+    /* The shared QP is the CPC's: endpoint teardown must not destroy it. */
     for (q = 0; q < ep->num_qps; ++q) {
         ep->qps[q].qp = NULL;
     }
-    ep->xrc_wqe = 0;
 }
 
-const struct openib_xoob_btl_ops openib_xrc_xoob_ops = {
-    .size = sizeof(struct openib_xoob_btl_ops),
+const struct openib_cpc_xrc_ops openib_xrc_cpc_ops = {
+    .size = sizeof(struct openib_cpc_xrc_ops),
     .port_srqs = port_srqs,
     .send_qp_create = send_qp_create,
     .send_qp_connect = send_qp_connect,
@@ -412,9 +401,9 @@ static int port_srqs(void *btl, uint32_t *srqn, int max, int *n, uint32_t *rq_la
     return OPAL_ERR_NOT_SUPPORTED;
 }
 
-/* Only port_srqs is ever reached: it makes xoob decline the port. */
-const struct openib_xoob_btl_ops openib_xrc_xoob_ops = {
-    .size = sizeof(struct openib_xoob_btl_ops),
+/* Only port_srqs is ever reached: it makes an XRC CPC decline the port. */
+const struct openib_cpc_xrc_ops openib_xrc_cpc_ops = {
+    .size = sizeof(struct openib_cpc_xrc_ops),
     .port_srqs = port_srqs,
 };
 

@@ -1,6 +1,6 @@
 /*
  * btl_openib_xrc.h - the BTL's XRC objects: the per-node XRC domain, XRC
- * SRQs, shared send QPs and target QPs, and what the xoob CPC asks of them.
+ * SRQs, shared send QPs and target QPs, and what an XRC CPC asks of them.
  * Without XRC verbs (OPENIB_HAVE_XRC 0) every entry point says
  * NOT_SUPPORTED and X queues are refused before any of it is reached.
  */
@@ -11,7 +11,7 @@
 
 #include "btl_openib/btl_openib.h"
 #include "btl_openib/btl_openib_frag.h"
-#include "connect/cpc_xoob.h"
+#include "openib/openib_cpc.h"
 
 /* The device's XRC domain, shared with the job's other processes on this
  * node through a file named after the job; opened on first use. */
@@ -29,8 +29,8 @@ void openib_xrc_port_fini(mca_btl_openib_module_t *m);
  * the buffer back to the SRQ. X queues have no per-peer credits to learn. */
 void openib_xrc_recv_orphan(mca_btl_openib_module_t *m, openib_frag_t *f, uint32_t length);
 
-/* What xoob calls; registered with it before ports are queried. */
-extern const struct openib_xoob_btl_ops openib_xrc_xoob_ops;
+/* What an XRC CPC (xoob) calls: openib_cpc_port.xrc of an XRC port. */
+extern const struct openib_cpc_xrc_ops openib_xrc_cpc_ops;
 
 /* Every WR on a shared XRC send QP names the peer's SRQ for its queue. */
 static inline void openib_xrc_stamp_wr(const mca_btl_openib_endpoint_t *ep, int q,

@@ -66,7 +66,6 @@
 #include "connect/cpc_active.h"
 #include "connect/openib_connect.h"
 
-const struct openib_xoob_btl_ops *xoob_xops;
 static int xoob_timeout_s = 30;
 static int xoob_retries = 50;
 /* The owner of every session xoob opens: tells its events from oob's. */
@@ -74,11 +73,6 @@ char xoob_owner;
 
 /* drivers with a handshake under way (for timers) */
 struct openib_cpc_active xoob_active = OPENIB_CPC_ACTIVE_INIT(struct xoob_ep, active_index);
-
-void openib_cpc_xoob_set_btl_ops(const struct openib_xoob_btl_ops *ops)
-{
-    xoob_xops = ops;
-}
 
 #define RETRY_BACKOFF_MAX_MS 2000 /* a retry at least every 2 s */
 
@@ -269,7 +263,8 @@ static int xoob_endpoint_finalize(struct openib_cpc_module *m, struct openib_cpc
         return OPAL_SUCCESS;
     }
     if (e->attached) {
-        xoob_xops->ep_detach(cep->btl_ep, e->node);
+        mod->xrc->ep_detach(cep->btl_ep);
+        openib_xrc_node_unreserve(e->node, e->per_q, e->nq);
     }
     if (openib_xrc_node_leave(e->node, e)) {
         /* we drove the handshake: the others must not wait for it forever */
@@ -278,8 +273,8 @@ static int xoob_endpoint_finalize(struct openib_cpc_module *m, struct openib_cpc
     }
     (void) openib_cpc_active_set(&xoob_active, e, false);
     qp = openib_xrc_node_put(&mod->nodes, e->node);
-    if (qp && xoob_xops) {
-        xoob_xops->send_qp_destroy(mod->btl, qp);
+    if (qp) {
+        mod->xrc->send_qp_destroy(mod->btl, qp);
     }
     e->magic = 0;
     free(e);
@@ -333,6 +328,7 @@ static int xoob_query(const struct openib_cpc_port *port, int priority,
                       struct openib_cpc_module **out, char *why, size_t why_len)
 {
     const char *dev = port->dev_name ? port->dev_name : "(unknown)";
+    const struct openib_cpc_xrc_ops *xrc;
     struct xoob_module *mod;
     struct xoob_blob b;
     size_t len;
@@ -351,8 +347,9 @@ static int xoob_query(const struct openib_cpc_port *port, int priority,
         return OPAL_ERR_NOT_SUPPORTED;
     }
     memset(&b, 0, sizeof(b));
-    if (NULL == xoob_xops || NULL == port->btl ||
-        OPAL_SUCCESS != xoob_xops->port_srqs(port->btl, b.srqn, XOOB_MAX_SRQS, &n, NULL) || n < 1) {
+    xrc = OPENIB_HAS_FIELD(port, struct openib_cpc_port, xrc) ? port->xrc : NULL;
+    if (NULL == xrc || NULL == port->btl ||
+        OPAL_SUCCESS != xrc->port_srqs(port->btl, b.srqn, XOOB_MAX_SRQS, &n, NULL) || n < 1) {
         snprintf(why, why_len, "no XRC receive queues were set up on %s:%u", dev,
                  (unsigned) port->port_num);
         return OPAL_ERR_NOT_SUPPORTED;
@@ -375,7 +372,8 @@ static int xoob_query(const struct openib_cpc_port *port, int priority,
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     openib_cpc_module_init(&mod->base);
-    (void) xoob_xops->port_srqs(port->btl, NULL, 0, NULL, &mod->rq_layout);
+    mod->xrc = xrc;
+    (void) xrc->port_srqs(port->btl, NULL, 0, NULL, &mod->rq_layout);
     rc = oob_chan_start();
     if (OPAL_SUCCESS != rc) {
         snprintf(why, why_len, "cannot start the side-channel thread");

@@ -16,6 +16,35 @@
 
 /* ---- the end of a node's handshake: every waiting endpoint hears it ---- */
 
+/* The endpoint starts sending on the node's send QP, with its share of the
+ * QP's send WQEs: a fair share for every endpoint that uses the QP, so the
+ * first ones cannot take all of it. The BTL may take fewer (its own
+ * per-endpoint limit); the rest goes back at once. */
+static int attach(struct xoob_ep *e, char *why, size_t why_len)
+{
+    struct openib_xrc_node *n = e->node;
+    int nq = e->peer.nsrq, rc;
+    uint32_t want, per_q, taken;
+
+    want = n->wqe_cap / ((uint32_t) nq * (uint32_t) (n->refcount > 0 ? n->refcount : 1));
+    rc = openib_xrc_node_reserve(n, want ? want : 1, nq, &per_q);
+    if (OPAL_SUCCESS != rc) {
+        snprintf(why, why_len, "the shared XRC send QP to this node has no send WQEs left "
+                 "(%u of %u in use by %d endpoints)", n->wqe_used, n->wqe_cap, n->refcount);
+        return rc;
+    }
+    taken = per_q;
+    rc = e->mod->xrc->ep_attach(e->cep->btl_ep, n->qp, e->peer.srqn, nq, &taken, why, why_len);
+    if (OPAL_SUCCESS != rc) {
+        openib_xrc_node_unreserve(n, per_q, nq);
+        return rc;
+    }
+    openib_xrc_node_unreserve(n, per_q - taken, nq);
+    e->per_q = taken;
+    e->nq = nq;
+    return OPAL_SUCCESS;
+}
+
 static void waiter_done(void *waiter, int rc, const char *why, void *arg)
 {
     struct xoob_ep *e = waiter;
@@ -25,8 +54,7 @@ static void waiter_done(void *waiter, int rc, const char *why, void *arg)
     (void) arg;
     e->waiting = false;
     if (OPAL_SUCCESS == rc) {
-        rc = xoob_xops->ep_attach(cep->btl_ep, e->node, e->peer.srqn, e->peer.nsrq, err,
-                                  sizeof(err));
+        rc = attach(e, err, sizeof(err));
         if (OPAL_SUCCESS == rc) {
             e->attached = true;
             cep->btl_ops->connect_complete(cep->btl_ep);
@@ -96,7 +124,7 @@ static int drive(struct xoob_ep *e)
     struct openib_xrc_node *n = e->node;
     int rc;
 
-    rc = xoob_xops->send_qp_create(e->mod->btl, n->refcount, &n->qp, &e->qpn, &e->psn, &n->wqe_cap);
+    rc = e->mod->xrc->send_qp_create(e->mod->btl, n->refcount, &n->qp, &e->qpn, &e->psn, &n->wqe_cap);
     if (OPAL_SUCCESS != rc) {
         xoob_node_finish(e, rc, "creating the XRC send queue pair failed");
         return rc;
@@ -152,7 +180,7 @@ int xoob_start_connect(struct openib_cpc_module *m, struct openib_cpc_endpoint *
 
 void xoob_on_reply(struct xoob_ep *e, const struct xoob_msg *in)
 {
-    struct openib_xoob_peer tgt = { .qpn = in->qpn, .mtu = in->mtu, .lid = in->lid };
+    struct openib_cpc_xrc_peer tgt = OPENIB_CPC_XRC_PEER_INITIALIZER;
     char why[160];
     int rc;
 
@@ -165,8 +193,11 @@ void xoob_on_reply(struct xoob_ep *e, const struct xoob_msg *in)
                          why);
         return;
     }
+    tgt.qpn = in->qpn;
+    tgt.mtu = in->mtu;
+    tgt.lid = in->lid;
     memcpy(tgt.gid, in->gid, 16);
-    rc = xoob_xops->send_qp_connect(e->mod->btl, e->node->qp, e->psn, &tgt, why, sizeof(why));
+    rc = e->mod->xrc->send_qp_connect(e->mod->btl, e->node->qp, e->psn, &tgt, why, sizeof(why));
     if (OPAL_SUCCESS == rc) {
         e->node->tgt_qpn = in->qpn;
     }

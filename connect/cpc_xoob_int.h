@@ -19,6 +19,7 @@
 #include "connect/cpc_active.h"
 #include "connect/cpc_internal.h"
 #include "connect/cpc_xoob.h"
+#include "connect/cpc_xoob_node.h"
 #include "wire/xoob_wire.h"
 
 struct oob_event;
@@ -28,6 +29,7 @@ struct xoob_module {
     struct openib_cpc_module base;   /* first: the framework sees this */
     int listen_id;
     void *btl;
+    const struct openib_cpc_xrc_ops *xrc; /* the BTL's XRC objects (the port's) */
     uint32_t rq_layout;
     uint64_t node_id;
     uint8_t gid[16];                 /* our port, sent in REQ */
@@ -50,6 +52,8 @@ struct xoob_ep {
     struct xoob_blob peer;           /* decoded peer blob */
     struct openib_xrc_node *node;    /* referenced from endpoint_init on */
     bool waiting, attached, failed;
+    uint32_t per_q;                  /* send WQEs per queue set aside on the node's QP */
+    int nq;                          /* for this many queues (while attached) */
     /* driver only: the handshake */
     int sid;
     uint32_t qpn, psn;               /* our new send QP */
@@ -67,7 +71,6 @@ struct xoob_ep {
     openib_cpc_log(100, "openib: xoob %s: " fmt, (e)->cep->peer_desc, ##__VA_ARGS__)
 
 /* ---- cpc_xoob.c ---- */
-extern const struct openib_xoob_btl_ops *xoob_xops CPC_HIDDEN;
 /* The owner of every session xoob opens: tells its events from oob's. */
 extern char xoob_owner CPC_HIDDEN;
 /* drivers with a handshake under way (for timers) */

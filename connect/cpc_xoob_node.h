@@ -1,7 +1,7 @@
 /*
- * cpc_xoob_node.h - XRC send-QP sharing: one entry per remote node. The
- * xoob CPC keeps the table; the BTL reserves send WQEs on an entry when an
- * endpoint attaches to it (struct openib_xoob_btl_ops).
+ * cpc_xoob_node.h - XRC send-QP sharing: one entry per remote node, kept
+ * by the xoob CPC, which also splits each shared QP's send WQEs among the
+ * endpoints attached to it (openib_xrc_node_reserve).
  *
  * With XRC a process needs one send QP per remote node, not per remote
  * process: the peer's XRC SRQ number in each work request picks the process.

@@ -144,7 +144,7 @@ static void tgt_remember(struct xoob_module *mod, const struct xoob_msg *in)
 
 void xoob_on_req(struct xoob_module *mod, const struct oob_event *ev)
 {
-    struct openib_xoob_peer ini;
+    struct openib_cpc_xrc_peer ini = OPENIB_CPC_XRC_PEER_INITIALIZER;
     struct openib_cpc_endpoint *cep;
     struct xoob_msg in;
     struct xoob_ep *e;
@@ -199,10 +199,12 @@ void xoob_on_req(struct xoob_module *mod, const struct oob_event *ev)
               "too many XRC target QPs (cap)");
         return;
     }
-    ini = (struct openib_xoob_peer) { .qpn = in.qpn, .psn = in.psn, .mtu = in.mtu,
-                                      .lid = in.lid };
+    ini.qpn = in.qpn;
+    ini.psn = in.psn;
+    ini.mtu = in.mtu;
+    ini.lid = in.lid;
     memcpy(ini.gid, in.gid, 16);
-    rc = xoob_xops->tgt_qp_get(mod->btl, &ini, &tgt, why, sizeof(why));
+    rc = mod->xrc->tgt_qp_get(mod->btl, &ini, &tgt, why, sizeof(why));
     if (OPAL_SUCCESS != rc) {
         reply(sid, &in, mod, e->peer.token, XOOB_REJ, XOOB_REJ_RESOURCE, 0, why);
         return;

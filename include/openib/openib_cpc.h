@@ -24,6 +24,8 @@
  *   v5  component: `progress`, `set_wake` (a CPC's own asynchronous work:
  *       handshake messages, timers, a passive side, driven by the BTL's
  *       progress instead of calls the BTL knows by name).
+ *   v6  port: `xrc`, the BTL's XRC objects (struct openib_cpc_xrc_ops), for
+ *       a CPC that connects XRC: xoob, or a plug-in.
  * A plug-in built against v1 headers keeps working: the framework reads the
  * v2 fields only when the caller's size says they are there.
  */
@@ -41,7 +43,7 @@
 extern "C" {
 #endif
 
-#define OPENIB_CPC_ABI_VERSION 5
+#define OPENIB_CPC_ABI_VERSION 6
 
 /* Return codes: these are Open MPI's OPAL_* values (opal/constants.h), spelled
  * out so plug-ins need no Open MPI headers. */
@@ -77,11 +79,13 @@ enum openib_cpc_id {
 struct ibv_context;
 struct openib_cpc_endpoint;
 struct ibv_pd;
+struct openib_cpc_xrc_ops;
 
 /*
  * The port a CPC is asked about (BTL -> CPC, read-only for the CPC).
  * Rules: openib_abi.h. v1 ends at `btl`; v2 added `ipv4`; v4 added
- * `traffic_class` and `service_level` (check with OPENIB_HAS_FIELD).
+ * `traffic_class` and `service_level`; v6 `xrc` (check with
+ * OPENIB_HAS_FIELD).
  */
 struct openib_cpc_port {
     uint32_t size;               /* v1: sizeof as the BTL was compiled */
@@ -102,6 +106,7 @@ struct openib_cpc_port {
                                     (RoCE v2: IP TOS) of packets the CPC itself
                                     sends, as of the BTL's own */
     uint8_t service_level;       /* v4: btl_openib_ib_service_level, likewise */
+    const struct openib_cpc_xrc_ops *xrc; /* v6: set only with OPENIB_PORT_CAP_XRC */
 };
 #define OPENIB_CPC_PORT_V1_SIZE OPENIB_SIZE_THROUGH(struct openib_cpc_port, btl)
 
@@ -165,6 +170,56 @@ struct openib_cpc_btl_ops {
 };
 #define OPENIB_CPC_BTL_OPS_V1_SIZE \
     OPENIB_SIZE_THROUGH(struct openib_cpc_btl_ops, endpoint_for_peer)
+
+/*
+ * One side of an XRC connection as the other side needs it (filled by the
+ * side it describes; the CPC carries it on its own wire format).
+ * Rules: openib_abi.h. v6: all members below.
+ */
+struct openib_cpc_xrc_peer {
+    uint32_t size;
+    uint32_t qpn;                /* initiator: its send QP; responder: its target QP */
+    uint32_t psn;                /* the initiator's send PSN */
+    uint32_t mtu;                /* path MTU in bytes */
+    uint8_t gid[16];
+    uint16_t lid;
+};
+#define OPENIB_CPC_XRC_PEER_INITIALIZER { .size = sizeof(struct openib_cpc_xrc_peer) }
+
+/*
+ * The BTL's XRC objects (BTL -> CPC table, read-only), reached through
+ * openib_cpc_port.xrc. XRC sends are one-way and a send QP is shared by
+ * every endpoint to one remote node, so the CPC owns the sharing (which
+ * endpoints use which send QP, and how its send WQEs are split) and the
+ * BTL owns the verbs objects. Rules: openib_abi.h. v6: all members below.
+ */
+struct openib_cpc_xrc_ops {
+    uint32_t size;
+    /* The port's XRC SRQ numbers (one per receive queue, up to max, count in
+     * *n) and the queue layout hash; either output may be NULL.
+     * NOT_SUPPORTED when the port has no XRC SRQs. */
+    int (*port_srqs)(void *btl, uint32_t *srqn, int max, int *n, uint32_t *rq_layout);
+    /* A send QP in INIT for a remote node that `sharers` endpoints use;
+     * *wqe_cap is how many send WQEs it holds. */
+    int (*send_qp_create)(void *btl, int sharers, void **qp, uint32_t *qpn, uint32_t *psn,
+                          uint32_t *wqe_cap);
+    /* The send QP to RTR and RTS towards the peer's target QP. */
+    int (*send_qp_connect)(void *btl, void *qp, uint32_t psn,
+                           const struct openib_cpc_xrc_peer *tgt, char *why, size_t why_len);
+    void (*send_qp_destroy)(void *btl, void *qp);
+    /* Responder: the target QP (in RTR) for an initiator's send QP, made,
+     * or found again for a repeated request. */
+    int (*tgt_qp_get)(void *btl, const struct openib_cpc_xrc_peer *initiator,
+                      uint32_t *tgt_qpn, char *why, size_t why_len);
+    /* The endpoint sends on the shared send QP `qp` (connected) into the
+     * peer's SRQs srqn[0..nsrq). *per_q: in, the send WQEs per queue the CPC
+     * set aside on the QP for this endpoint; out, how many it takes (the
+     * BTL may take fewer). */
+    int (*ep_attach)(void *btl_ep, void *qp, const uint32_t *srqn, int nsrq, uint32_t *per_q,
+                     char *why, size_t why_len);
+    /* Undo ep_attach before endpoint teardown; the QP stays the CPC's. */
+    void (*ep_detach)(void *btl_ep);
+};
 
 /*
  * The CPC's view of one BTL endpoint (BTL -> CPC; the CPC owns only

@@ -66,6 +66,7 @@ struct fake_ep {
     int completed, failed, attached, detached, fail_rc;
     uint32_t srqn[XOOB_MAX_SRQS];
     int nsrq;
+    uint32_t offered;               /* send WQEs per queue the CPC set aside */
     void *qp;
     char why[200];
 };
@@ -100,7 +101,7 @@ static int f_send_qp_create(void *btl, int sharers, void **qp, uint32_t *qpn, ui
     return OPAL_SUCCESS;
 }
 
-static int f_send_qp_connect(void *btl, void *qp, uint32_t psn, const struct openib_xoob_peer *t,
+static int f_send_qp_connect(void *btl, void *qp, uint32_t psn, const struct openib_cpc_xrc_peer *t,
                              char *why, size_t len)
 {
     struct fake_btl *b = btl;
@@ -122,7 +123,7 @@ static void f_send_qp_destroy(void *btl, void *qp)
     b->qp_destroyed++;
 }
 
-static int f_tgt_qp_get(void *btl, const struct openib_xoob_peer *ini, uint32_t *tgt, char *why,
+static int f_tgt_qp_get(void *btl, const struct openib_cpc_xrc_peer *ini, uint32_t *tgt, char *why,
                         size_t len)
 {
     struct fake_btl *b = btl;
@@ -136,32 +137,37 @@ static int f_tgt_qp_get(void *btl, const struct openib_xoob_peer *ini, uint32_t 
     return OPAL_SUCCESS;
 }
 
-static int f_ep_attach(void *btl_ep, struct openib_xrc_node *node, const uint32_t *srqn, int n,
+/* The BTL's own cap on an endpoint's send WQEs per queue (max_send_wr). */
+#define FAKE_EP_WQE_CAP 64
+
+static int f_ep_attach(void *btl_ep, void *qp, const uint32_t *srqn, int n, uint32_t *per_q,
                        char *why, size_t len)
 {
     struct fake_ep *e = btl_ep;
-    uint32_t per_q;
 
     (void) why;
     (void) len;
-    CHECK_EQ(openib_xrc_node_reserve(node, 64, n, &per_q), OPAL_SUCCESS);
+    CHECK(*per_q > 0);
+    e->offered = *per_q;
+    if (*per_q > FAKE_EP_WQE_CAP) {
+        *per_q = FAKE_EP_WQE_CAP;
+    }
     e->attached++;
     e->nsrq = n;
     memcpy(e->srqn, srqn, sizeof(uint32_t) * n);
-    e->qp = node->qp;
+    e->qp = qp;
     return OPAL_SUCCESS;
 }
 
-static void f_ep_detach(void *btl_ep, struct openib_xrc_node *node)
+static void f_ep_detach(void *btl_ep)
 {
     struct fake_ep *e = btl_ep;
 
-    openib_xrc_node_unreserve(node, 64, e->nsrq);
     e->detached++;
 }
 
-static const struct openib_xoob_btl_ops fake_ops = {
-    .size = sizeof(struct openib_xoob_btl_ops),
+static const struct openib_cpc_xrc_ops fake_ops = {
+    .size = sizeof(struct openib_cpc_xrc_ops),
     .port_srqs = f_port_srqs,
     .send_qp_create = f_send_qp_create,
     .send_qp_connect = f_send_qp_connect,
@@ -228,6 +234,7 @@ static void port_for(struct openib_cpc_port *p, struct fake_btl *b, uint8_t gid_
     p->mtu = 1024;
     p->gid[15] = gid_last;
     p->btl = b;
+    p->xrc = &fake_ops;
 }
 
 /* An endpoint of module m towards a process of the node whose blob (with
@@ -292,11 +299,16 @@ static void declines(void)
     char why[160] = "";
 
     port_for(&p, &b, 1);
-    openib_cpc_xoob_set_btl_ops(NULL);
+    p.xrc = NULL; /* a BTL without XRC objects */
     CHECK_EQ(openib_cpc_xoob_component.query(&p, 60, &m, why, sizeof(why)),
              OPAL_ERR_NOT_SUPPORTED);
     CHECK_STR_HAS(why, "no XRC receive queues were set up on mlx5_9:1");
-    openib_cpc_xoob_set_btl_ops(&fake_ops);
+    p.size = OPENIB_SIZE_THROUGH(struct openib_cpc_port, service_level); /* a v5 BTL */
+    p.xrc = &fake_ops;
+    CHECK_EQ(openib_cpc_xoob_component.query(&p, 60, &m, why, sizeof(why)),
+             OPAL_ERR_NOT_SUPPORTED);
+    CHECK_STR_HAS(why, "no XRC receive queues were set up on mlx5_9:1");
+    port_for(&p, &b, 1);
     p.caps = OPENIB_PORT_CAP_SRQ;
     CHECK_EQ(openib_cpc_xoob_component.query(&p, 60, &m, why, sizeof(why)),
              OPAL_ERR_NOT_SUPPORTED);
@@ -314,7 +326,6 @@ static void shared_send_qp(void)
     char why[160] = "";
     int i;
 
-    openib_cpc_xoob_set_btl_ops(&fake_ops);
     port_for(&pa, &ba, 1);
     port_for(&pb, &bb, 2);
     CHECK_EQ(openib_cpc_xoob_component.query(&pa, 60, &ma, why, sizeof(why)), OPAL_SUCCESS);
@@ -355,6 +366,9 @@ static void shared_send_qp(void)
         CHECK_EQ(e[i].nsrq, 2);
         CHECK_EQ(e[i].srqn[0], 1000u * (uint32_t) (i + 1)); /* its own peer's SRQs */
         CHECK_EQ(e[i].srqn[1], 1000u * (uint32_t) (i + 1) + 1);
+        /* a fair share of the QP's 1024 WQEs (256 per sharer): 1024 / (2
+         * queues x 4 endpoints) = 128 per queue; the BTL took its cap */
+        CHECK_EQ(e[i].offered, 128);
     }
     /* the late one: connected synchronously, no exchange */
     CHECK_EQ(ma->start_connect(ma, &e[3].cep), OPAL_SUCCESS);
@@ -384,7 +398,6 @@ static void layout_mismatch(void)
     char why[160] = "";
     int i;
 
-    openib_cpc_xoob_set_btl_ops(&fake_ops);
     port_for(&pa, &ba, 3);
     port_for(&pb, &bb, 4);
     CHECK_EQ(openib_cpc_xoob_component.query(&pa, 60, &ma, why, sizeof(why)), OPAL_SUCCESS);
@@ -502,7 +515,6 @@ static void strangers(void)
     char why[160] = "", expect[160];
     uint32_t q;
 
-    openib_cpc_xoob_set_btl_ops(&fake_ops);
     port_for(&pa, &ba, 11);
     port_for(&pb, &bb, 12);
     CHECK_EQ(openib_cpc_xoob_component.query(&pa, 60, &ma, why, sizeof(why)), OPAL_SUCCESS);
@@ -616,7 +628,6 @@ static void busy_child(int blob_fd, int go_fd)
     char why[160] = "", c;
     time_t end;
 
-    openib_cpc_xoob_set_btl_ops(&fake_ops);
     port_for(&pb, &bb, 6);
     if (OPAL_SUCCESS != openib_cpc_xoob_component.query(&pb, 60, &mb, why, sizeof(why))) {
         _exit(2);
@@ -669,7 +680,6 @@ static void busy_responder(void)
     CHECK(read(to_parent[0], &peer.blob_len, 1) == 1 &&
           read(to_parent[0], peer.blob, peer.blob_len) == (ssize_t) peer.blob_len);
     port_for(&pb, &bb, 6); /* the child's port, as its modex would say */
-    openib_cpc_xoob_set_btl_ops(&fake_ops);
     port_for(&pa, &ba, 5);
     CHECK_EQ(openib_cpc_xoob_component.query(&pa, 60, &ma, why, sizeof(why)), OPAL_SUCCESS);
     if (NULL == ma) {
@@ -715,7 +725,6 @@ static void gone_responder(void)
     struct fake_ep e;
     char why[160] = "";
 
-    openib_cpc_xoob_set_btl_ops(&fake_ops);
     port_for(&pa, &ba, 7);
     port_for(&pb, &bb, 8);
     CHECK_EQ(openib_cpc_xoob_component.query(&pa, 60, &ma, why, sizeof(why)), OPAL_SUCCESS);
@@ -765,7 +774,6 @@ static void hung_responder(void)
     openib_cpc_module_init(&peer);
     CHECK_EQ(xoob_blob_encode(&b, peer.blob, sizeof(peer.blob), &blen), OPAL_SUCCESS);
     peer.blob_len = (uint8_t) blen;
-    openib_cpc_xoob_set_btl_ops(&fake_ops);
     port_for(&pa, &ba, 9);
     port_for(&pb, &ba, 10);
     CHECK_EQ(openib_cpc_xoob_component.query(&pa, 60, &ma, why, sizeof(why)), OPAL_SUCCESS);
