@@ -220,7 +220,7 @@ static int send_qp_create(void *btl, int sharers, void **qp_out, uint32_t *qpn, 
     return OPAL_SUCCESS;
 }
 
-/* The xoob view of the peer, as the shared QP state code wants it. */
+/* The CPC's view of the peer, as the shared QP state code wants it. */
 static struct openib_qp_peer qp_peer(const struct openib_cpc_xrc_peer *p)
 {
     return (struct openib_qp_peer) {
@@ -228,8 +228,8 @@ static struct openib_qp_peer qp_peer(const struct openib_cpc_xrc_peer *p)
     };
 }
 
-static int send_qp_connect(void *btl, void *qpv, uint32_t psn, const struct openib_cpc_xrc_peer *tgt,
-                           char *why, size_t why_len)
+static int send_qp_connect(void *btl, void *qpv, uint32_t psn,
+                           const struct openib_cpc_xrc_peer *tgt, char *why, size_t why_len)
 {
     mca_btl_openib_module_t *m = btl;
     struct openib_qp_peer p = qp_peer(tgt);

@@ -124,7 +124,8 @@ static int drive(struct xoob_ep *e)
     struct openib_xrc_node *n = e->node;
     int rc;
 
-    rc = e->mod->xrc->send_qp_create(e->mod->btl, n->refcount, &n->qp, &e->qpn, &e->psn, &n->wqe_cap);
+    rc = e->mod->xrc->send_qp_create(e->mod->btl, n->refcount, &n->qp, &e->qpn, &e->psn,
+                                     &n->wqe_cap);
     if (OPAL_SUCCESS != rc) {
         xoob_node_finish(e, rc, "creating the XRC send queue pair failed");
         return rc;
