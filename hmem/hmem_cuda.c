@@ -220,36 +220,32 @@ static void hmem_cuda_leave(bool pushed)
     }
 }
 
-int hmem_cuda_seg_from(void *hmem, void *host, size_t n, uint64_t device)
+/* One segment, either way; only the driver call differs by direction. */
+static int hmem_cuda_seg_copy(void *hmem, void *host, size_t n, bool to_hmem)
 {
+    hmem_cu_deviceptr dev = (hmem_cu_deviceptr) (uintptr_t) hmem;
     bool pushed;
     hmem_cu_result rc;
 
-    (void) device;
-    if (NULL == hmem_cu.memcpy_dtoh) {
+    if (to_hmem ? NULL == hmem_cu.memcpy_htod : NULL == hmem_cu.memcpy_dtoh) {
         return OPAL_ERR_NOT_AVAILABLE;
     }
     if (OPAL_SUCCESS != hmem_cuda_enter(hmem, &pushed)) {
         return OPAL_ERROR;
     }
-    rc = hmem_cu.memcpy_dtoh(host, (hmem_cu_deviceptr) (uintptr_t) hmem, n);
+    rc = to_hmem ? hmem_cu.memcpy_htod(dev, host, n) : hmem_cu.memcpy_dtoh(host, dev, n);
     hmem_cuda_leave(pushed);
     return 0 == rc ? OPAL_SUCCESS : OPAL_ERROR;
 }
 
+int hmem_cuda_seg_from(void *hmem, void *host, size_t n, uint64_t device)
+{
+    (void) device;
+    return hmem_cuda_seg_copy(hmem, host, n, false);
+}
+
 int hmem_cuda_seg_to(void *hmem, void *host, size_t n, uint64_t device)
 {
-    bool pushed;
-    hmem_cu_result rc;
-
     (void) device;
-    if (NULL == hmem_cu.memcpy_htod) {
-        return OPAL_ERR_NOT_AVAILABLE;
-    }
-    if (OPAL_SUCCESS != hmem_cuda_enter(hmem, &pushed)) {
-        return OPAL_ERROR;
-    }
-    rc = hmem_cu.memcpy_htod((hmem_cu_deviceptr) (uintptr_t) hmem, host, n);
-    hmem_cuda_leave(pushed);
-    return 0 == rc ? OPAL_SUCCESS : OPAL_ERROR;
+    return hmem_cuda_seg_copy(hmem, host, n, true);
 }
