@@ -301,14 +301,10 @@ void rcm_on_active_event(struct rcm_ep *e, const struct rcm_event *ev)
         }
         return;
     case RDMA_CM_EVENT_CONNECT_RESPONSE:
-        if (RS_REQ_SENT == e->st) {
-            on_reply(e, ev);
-        }
-        return;
     case RDMA_CM_EVENT_ESTABLISHED:
-        /* iWARP: the handshake's connection (with its own QP) is up, the
-         * reply in its private data */
-        if (RS_REQ_SENT == e->st && e->mod->iwarp) {
+        /* The reply, in the event's private data. ESTABLISHED brings it
+         * only on iWARP: the handshake's connection (with its own QP) is up. */
+        if (RS_REQ_SENT == e->st && (RDMA_CM_EVENT_ESTABLISHED != ev->type || e->mod->iwarp)) {
             on_reply(e, ev);
         }
         return;
