@@ -129,6 +129,23 @@ static void counting_report(void)
     }
 }
 
+/* Puts ours in front of the object's op of this type, which *next keeps
+ * (our op calls it); on failure, why says which op and the error. */
+static int counting_override(struct openib_hmem_object *root, enum openib_hmem_op_type type,
+                             const char *name, union openib_hmem_op *next,
+                             const union openib_hmem_op *ours, char *why, size_t why_len)
+{
+    int rc = openib_hmem_get_op(root, type, next, 0);
+
+    if (0 == rc) {
+        rc = openib_hmem_set_op(root, type, ours, 0);
+    }
+    if (0 != rc) {
+        snprintf(why, why_len, "cannot override %s on %s: error %d", name, root->name, rc);
+    }
+    return rc;
+}
+
 static int counting_init(struct openib_hmem_object *root, char *why, size_t why_len)
 {
     const char *mode = getenv("OPENIB_HMEM_COUNT_OPS");
@@ -149,26 +166,18 @@ static int counting_init(struct openib_hmem_object *root, char *why, size_t why_
         return -EINVAL;
     }
     if (want_from) {
-        rc = openib_hmem_get_op(root, OPENIB_HMEM_OP_COPY_FROM_HMEM_IOV, &counting_next_from, 0);
         op.copy_from_hmem_iov = counting_from;
-        if (0 == rc) {
-            rc = openib_hmem_set_op(root, OPENIB_HMEM_OP_COPY_FROM_HMEM_IOV, &op, 0);
-        }
+        rc = counting_override(root, OPENIB_HMEM_OP_COPY_FROM_HMEM_IOV, "copy_from_hmem_iov",
+                               &counting_next_from, &op, why, why_len);
         if (0 != rc) {
-            snprintf(why, why_len, "cannot override copy_from_hmem_iov on %s: error %d",
-                     root->name, rc);
             return rc;
         }
     }
     if (want_to) {
-        rc = openib_hmem_get_op(root, OPENIB_HMEM_OP_COPY_TO_HMEM_IOV, &counting_next_to, 0);
         op.copy_to_hmem_iov = counting_to;
-        if (0 == rc) {
-            rc = openib_hmem_set_op(root, OPENIB_HMEM_OP_COPY_TO_HMEM_IOV, &op, 0);
-        }
+        rc = counting_override(root, OPENIB_HMEM_OP_COPY_TO_HMEM_IOV, "copy_to_hmem_iov",
+                               &counting_next_to, &op, why, why_len);
         if (0 != rc) {
-            snprintf(why, why_len, "cannot override copy_to_hmem_iov on %s: error %d",
-                     root->name, rc);
             return rc;
         }
     }
