@@ -7,12 +7,12 @@
 
 #include <ctype.h>
 #include <dlfcn.h>
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "btl_openib/btl_openib_errno.h"
 #include "connect/cpc_internal.h"
 #include "mca/btl_openib_path_check.h"
 
@@ -120,14 +120,16 @@ static int check_component(const struct openib_cpc_component *c)
         snprintf(add_why, sizeof(add_why), "no component table");
         return OPAL_ERR_BAD_PARAM;
     }
-    rc = openib_abi_check_size(c, c->size, OPENIB_CPC_COMPONENT_V1_SIZE, sizeof(*c));
-    if (-EINVAL == rc) {
+    /* openib_abi.h's check answers in the ABI's -EINVAL / -E2BIG. */
+    rc = openib_err_from_errno(-openib_abi_check_size(c, c->size, OPENIB_CPC_COMPONENT_V1_SIZE,
+                                                      sizeof(*c)));
+    if (OPAL_ERR_BAD_PARAM == rc) {
         snprintf(add_why, sizeof(add_why),
                  "component table of %u bytes is smaller than the first version (%zu)",
                  (unsigned) c->size, (size_t) OPENIB_CPC_COMPONENT_V1_SIZE);
         return OPAL_ERR_BAD_PARAM;
     }
-    if (-E2BIG == rc) {
+    if (OPAL_ERR_VALUE_OUT_OF_BOUNDS == rc) {
         snprintf(add_why, sizeof(add_why),
                  "component table (ABI %u, %u bytes) uses fields this openib (ABI %d) "
                  "does not know",
