@@ -21,6 +21,7 @@
 #include "opal/class/opal_hash_table.h"
 #include "opal/constants.h"
 
+#include "btl_openib/btl_openib_errno.h"
 #include "connect/cpc_oob_ud.h"
 #include "wire/oob_wire.h"
 
@@ -66,29 +67,39 @@ static uint8_t *slot(struct oob_ud_port *p, int i)
     return p->buf + (size_t) i * UD_SLOT;
 }
 
-static int post_recv(struct oob_ud_port *p, int i)
+/* post_recv and to_rts answer an OPAL code; *err gets the verbs' errno
+ * value for the set-up failure's message. */
+static int post_recv(struct oob_ud_port *p, int i, int *err)
 {
     struct ibv_sge sge = { .addr = (uintptr_t) slot(p, i), .length = UD_SLOT,
                            .lkey = p->mr->lkey };
     struct ibv_recv_wr wr = { .wr_id = (uint64_t) i, .sg_list = &sge, .num_sge = 1 }, *bad;
 
-    return ibv_post_recv(p->qp, &wr, &bad);
+    *err = ibv_post_recv(p->qp, &wr, &bad);
+    return openib_err_from_errno(*err);
 }
 
-static int to_rts(struct oob_ud_port *p)
+static int to_rts(struct oob_ud_port *p, int *err)
 {
     struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .pkey_index = 0,
                              .port_num = p->port_num, .qkey = UD_QKEY };
 
     if (ibv_modify_qp(p->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY)) {
-        return errno;
+        goto fail;
     }
     a = (struct ibv_qp_attr) { .qp_state = IBV_QPS_RTR };
     if (ibv_modify_qp(p->qp, &a, IBV_QP_STATE)) {
-        return errno;
+        goto fail;
     }
     a = (struct ibv_qp_attr) { .qp_state = IBV_QPS_RTS, .sq_psn = 0 };
-    return ibv_modify_qp(p->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) ? errno : 0;
+    if (ibv_modify_qp(p->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN)) {
+        goto fail;
+    }
+    return OPAL_SUCCESS;
+
+fail:
+    *err = errno;
+    return openib_err_from_errno(*err);
 }
 
 static void ud_destroy(void *vp)
@@ -136,7 +147,7 @@ int oob_ud_port_create(const struct openib_cpc_port *port, struct oob_ud_port **
                                             .max_send_sge = 1, .max_recv_sge = 1 } };
     struct oob_ud_port *p = calloc(1, sizeof(*p));
     const char *what = "out of memory";
-    int i, err = ENOMEM;
+    int i, err = ENOMEM; /* an errno value, for the message only */
 
     if (NULL == p) {
         goto fail;
@@ -183,14 +194,12 @@ int oob_ud_port_create(const struct openib_cpc_port *port, struct oob_ud_port **
         goto fail_errno;
     }
     what = "ibv_modify_qp (UD to RTS)";
-    err = to_rts(p);
-    if (err) {
+    if (OPAL_SUCCESS != to_rts(p, &err)) {
         goto fail;
     }
     what = "ibv_post_recv";
     for (i = 0; i < UD_RECVS; ++i) {
-        err = post_recv(p, i);
-        if (err) {
+        if (OPAL_SUCCESS != post_recv(p, i, &err)) {
             goto fail;
         }
     }
@@ -343,7 +352,8 @@ static bool ud_recv(void *vp, struct oob_ud_addr *from, uint8_t *buf, size_t cap
             memcpy(buf, slot(p, i) + UD_GRH, n < cap ? n : cap);
         }
         if (IBV_WC_WR_FLUSH_ERR != wc.status) {
-            (void) post_recv(p, i);
+            int err;
+            (void) post_recv(p, i, &err);
         }
         if (ok) {
             return true;
