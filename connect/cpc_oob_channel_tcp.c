@@ -20,6 +20,7 @@
 
 #include "opal/constants.h"
 
+#include "btl_openib/btl_openib_errno.h"
 #include "connect/cpc_oob_channel_int.h"
 
 /* A connect gets this long per address while other addresses remain, so
@@ -67,7 +68,7 @@ void oob_tcp_note_error(struct session *s, int err)
 static int nonblock(int fd)
 {
     int f = fcntl(fd, F_GETFL);
-    return f < 0 ? -1 : fcntl(fd, F_SETFL, f | O_NONBLOCK);
+    return f < 0 || fcntl(fd, F_SETFL, f | O_NONBLOCK) < 0 ? OPAL_ERROR : OPAL_SUCCESS;
 }
 
 /* Service thread, no lock: start connecting to the next address; false
@@ -83,7 +84,7 @@ bool oob_tcp_try_next_addr(struct session *s)
             close(s->fd);
         }
         s->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (s->fd < 0 || nonblock(s->fd)) {
+        if (s->fd < 0 || OPAL_SUCCESS != nonblock(s->fd)) {
             continue;
         }
         setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -115,18 +116,24 @@ void oob_tcp_step(int sid)
     pthread_mutex_unlock(&oob_ch.lock);
 }
 
-/* Service thread, no lock: 0, or the errno that ends the session */
-static int do_write(struct session *s)
+/* Service thread, no lock: OPAL_SUCCESS (also when the socket is full: the
+ * rest goes next round), or the error that ends the session, its errno in
+ * *err for the message */
+static int do_write(struct session *s, int *err)
 {
     while (s->wlen) {
         ssize_t n = send(s->fd, s->wbuf, s->wlen, MSG_NOSIGNAL);
         if (n < 0) {
-            return errno == EAGAIN || errno == EINTR ? 0 : errno;
+            if (errno == EAGAIN || errno == EINTR) {
+                return OPAL_SUCCESS;
+            }
+            *err = errno;
+            return openib_err_from_errno(*err);
         }
         memmove(s->wbuf, s->wbuf + n, s->wlen - n);
         s->wlen -= n;
     }
-    return 0;
+    return OPAL_SUCCESS;
 }
 
 /* Service thread: read what is there without the lock, taking it per
@@ -136,11 +143,12 @@ static void do_read(int sid)
     struct session *s = sess_at(sid);
     ssize_t n;
     bool go;
+    int err;
 
     for (;;) {
         n = recv(s->fd, s->in + s->inlen, OOB_MSG_SIZE - s->inlen, 0);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-            int err = n < 0 ? errno : 0;
+        err = n < 0 ? errno : 0; /* read once, at the call: for the message */
+        if (n == 0 || (n < 0 && err != EAGAIN && err != EINTR)) {
             pthread_mutex_lock(&oob_ch.lock);
             if (n == 0) {
                 oob_chan_sess_fail(sid, OOB_ERR_CLOSED, "the peer closed the side channel");
@@ -304,8 +312,7 @@ void oob_tcp_serve(int sid, short events, short revents)
         return; /* the next round writes (the first message is queued) */
     }
     if (revents & POLLOUT) {
-        err = do_write(s);
-        if (err) {
+        if (OPAL_SUCCESS != do_write(s, &err)) {
             pthread_mutex_lock(&oob_ch.lock);
             oob_chan_sess_fail(sid, OOB_ERR_IO, strerror(err));
             pthread_mutex_unlock(&oob_ch.lock);
