@@ -149,7 +149,8 @@ void rcm_conn_param(const struct rcm_ep *e, const struct rcm_event *req,
                     struct rdma_conn_param *p) CPC_HIDDEN;
 /* The QP number the handshake's MACs cover (0 on iWARP). */
 uint32_t rcm_wire_qpn(const struct rcm_ep *e, uint32_t qpn) CPC_HIDDEN;
-/* iWARP: the handshake connection's own QP on id. */
+/* iWARP: the handshake connection's own QP on id. OPAL_SUCCESS, or an
+ * OPAL code with librdmacm's reason left in errno. */
 int rcm_handshake_qp(struct rdma_cm_id *id) CPC_HIDDEN;
 /* Our receives, posted once. */
 int rcm_post_recvs_once(struct rcm_ep *e) CPC_HIDDEN;

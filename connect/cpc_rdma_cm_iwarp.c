@@ -16,6 +16,7 @@
 
 #include "opal/constants.h"
 
+#include "btl_openib/btl_openib_errno.h"
 #include "connect/cpc_active.h"
 #include "connect/cpc_rdma_cm_conn.h"
 
@@ -65,7 +66,12 @@ int rcm_handshake_qp(struct rdma_cm_id *id)
         .qp_type = IBV_QPT_RC,
     };
 
-    return rdma_create_qp(id, NULL, &a);
+    if (0 != rdma_create_qp(id, NULL, &a)) {
+        /* librdmacm: -1 and errno, which stays set for the callers'
+         * messages (the conversion leaves it alone) */
+        return 0 != errno ? openib_err_from_errno(errno) : OPAL_ERROR;
+    }
+    return OPAL_SUCCESS;
 }
 
 /* Our receive buffers go up once, before any connection of our QPs: the
