@@ -118,7 +118,7 @@ revision_of() {
 		cat "$1/.openib-revision"
 	elif git -C "$1" rev-parse --show-toplevel >/dev/null 2>&1; then
 		local extra=''
-		[ -n "$(git -C "$1" status --porcelain --untracked-files=no -- btl_openib connect include hmem mca 2>/dev/null)" ] &&
+		[ -n "$(git -C "$1" status --porcelain --untracked-files=no -- btl_openib common connect include hmem mca wire 2>/dev/null)" ] &&
 			extra=' + uncommitted changes'
 		echo "$(git -C "$1" rev-parse HEAD)$extra"
 	else
@@ -227,7 +227,7 @@ echo "start $(cut -d' ' -f1 /proc/loadavg)" >"$OUT/load"
 		if git -C "$SRCDIR" cat-file -e "${b%% *}^{commit}" 2>/dev/null &&
 			git -C "$SRCDIR" cat-file -e "${a%% *}^{commit}" 2>/dev/null; then
 			echo "component commits from before to after:"
-			git -C "$SRCDIR" log --oneline "${b%% *}..${a%% *}" -- btl_openib connect include hmem mca | sed 's/^/  /'
+			git -C "$SRCDIR" log --oneline "${b%% *}..${a%% *}" -- btl_openib common connect include hmem mca wire | sed 's/^/  /'
 		fi
 	fi
 } >"$OUT/revisions"

@@ -8,7 +8,7 @@
 
 #include "opal/constants.h"
 
-#include "btl_openib/btl_openib_errno.h"
+#include "common/openib_errno.h"
 #include "btl_openib/btl_openib_qp_state.h"
 #include "mca/btl_openib_params.h"
 

@@ -10,7 +10,7 @@
 
 #include "btl_openib/btl_openib_credits.h"
 #include "btl_openib/btl_openib_eager_rdma.h"
-#include "btl_openib/btl_openib_errno.h"
+#include "common/openib_errno.h"
 #include "btl_openib/btl_openib_lock.h"
 #include "btl_openib/btl_openib_peer_limit.h"
 #include "btl_openib/btl_openib_rdma.h"

@@ -15,7 +15,7 @@
 #include "openib/openib_wc.h"
 
 /* OPENIB_WC_* are OPAL codes spelled out (the header needs no Open MPI
- * header): asserted in btl_openib/btl_openib_errno.c. */
+ * header): asserted in common/openib_errno.c. */
 
 /* Published layouts: changing any of these breaks every reader out there. */
 _Static_assert(sizeof(struct openib_wc) == 24, "wc base v1 layout");

@@ -20,7 +20,7 @@
 
 #include "opal/constants.h"
 
-#include "btl_openib/btl_openib_errno.h"
+#include "common/openib_errno.h"
 #include "connect/cpc_oob_channel_int.h"
 
 /* A connect gets this long per address while other addresses remain, so

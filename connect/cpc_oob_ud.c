@@ -21,7 +21,7 @@
 #include "opal/class/opal_hash_table.h"
 #include "opal/constants.h"
 
-#include "btl_openib/btl_openib_errno.h"
+#include "common/openib_errno.h"
 #include "connect/cpc_oob_ud.h"
 #include "wire/oob_wire.h"
 

@@ -16,7 +16,7 @@
 
 #include "opal/constants.h"
 
-#include "btl_openib/btl_openib_errno.h"
+#include "common/openib_errno.h"
 #include "connect/cpc_active.h"
 #include "connect/cpc_rdma_cm_conn.h"
 

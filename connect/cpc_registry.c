@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "btl_openib/btl_openib_errno.h"
+#include "common/openib_errno.h"
 #include "connect/cpc_internal.h"
 #include "mca/btl_openib_path_check.h"
 
 /* OPENIB_CPC_* are OPAL codes under another name: asserted in
- * btl_openib/btl_openib_errno.c, beside the error convention. */
+ * common/openib_errno.c, beside the error convention. */
 
 /* Aliases a component may declare; more is certainly a corrupt table. */
 #define CPC_MAX_ALIASES 4

@@ -5,7 +5,7 @@
  * Errors: everything declared here returns OPAL_* codes (as the rest of the
  * component does). The negative errno values of the HMEM ABI exist only at
  * its edge - the functions of openib/openib_hmem.h and hmem/openib_hmem_btl.h
- * - which convert once with openib_err_to_abi_errno (btl_openib_errno.h).
+ * - which convert once with openib_err_to_abi_errno (openib_errno.h).
  */
 #ifndef OPENIB_HMEM_PRIVATE_H
 #define OPENIB_HMEM_PRIVATE_H
@@ -19,7 +19,7 @@
 
 #include "opal/constants.h"
 
-#include "btl_openib/btl_openib_errno.h"
+#include "common/openib_errno.h"
 #include "hmem/openib_hmem_btl.h"
 
 #define HMEM_LIKELY(x) __builtin_expect(!!(x), 1)

@@ -20,7 +20,7 @@
  * signatures in openib/openib_hmem.h); lifecycle functions return OPAL_*
  * codes; object functions return 0 or a negative errno. The negative errno
  * functions are the HMEM ABI's edge: behind them hmem/ works in OPAL codes
- * (hmem_private.h) and each converts once (btl_openib/btl_openib_errno.h).
+ * (hmem_private.h) and each converts once (common/openib_errno.h).
  */
 #ifndef OPENIB_HMEM_BTL_H
 #define OPENIB_HMEM_BTL_H

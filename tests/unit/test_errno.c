@@ -1,4 +1,4 @@
-/* The component's two error edges (btl_openib/btl_openib_errno.h): errno ->
+/* The component's two error edges (common/openib_errno.h): errno ->
  * OPAL_* at the verbs edge, OPAL_* -> negative errno at the public ABI edge.
  * What matters: a failure never turns into success, every errno the HMEM ABI
  * documents survives the trip inside and back out unchanged, and the
@@ -9,7 +9,7 @@
 #include "opal_config.h"
 #include "opal/constants.h"
 
-#include "btl_openib/btl_openib_errno.h"
+#include "common/openib_errno.h"
 #include "tests/unit/unit.h"
 
 /* Every negative errno the installed HMEM header and openib_abi.h document. */

@@ -1,5 +1,5 @@
 /*
- * btl_openib_errno.c - errno <-> OPAL_* conversion at the component's two
+ * openib_errno.c - errno <-> OPAL_* conversion at the component's two
  * edges (see the header).
  */
 #include "opal_config.h"
@@ -12,7 +12,7 @@
 #include "openib/openib_cpc.h"
 #include "openib/openib_wc.h"
 
-#include "btl_openib/btl_openib_errno.h"
+#include "common/openib_errno.h"
 
 /* The public CPC and completion-record codes are OPAL codes under another
  * name (spelled out so plug-ins need no Open MPI headers); nothing converts

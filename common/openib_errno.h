@@ -1,5 +1,5 @@
 /*
- * btl_openib_errno.h - the component's one error convention and its two
+ * openib_errno.h - the component's one error convention and its two
  * edges.
  *
  * Inside the component every function that fails returns an OPAL_* code
@@ -18,14 +18,14 @@
  *
  * The CPC and completion-record ABIs (OPENIB_CPC_*, OPENIB_WC_*) need no
  * conversion: their values are OPAL codes (asserted in
- * btl_openib_errno.c).
+ * openib_errno.c).
  *
  * The two functions share one table: for every errno in it the round trip
  * errno -> OPAL -> errno gives the errno back, so an HMEM result that goes
  * inside and out again is unchanged (tests/unit/test_errno.c).
  */
-#ifndef BTL_OPENIB_ERRNO_H
-#define BTL_OPENIB_ERRNO_H
+#ifndef OPENIB_ERRNO_H
+#define OPENIB_ERRNO_H
 
 /* errno value (> 0; what ibv_* returns, or errno after a failed call) ->
  * OPAL_* code. 0 -> OPAL_SUCCESS; an errno the table lacks (and anything
@@ -39,4 +39,4 @@ int openib_err_from_errno(int e);
  * the table lacks (OPAL_ERROR included) -> -EIO. */
 int openib_err_to_abi_errno(int opal);
 
-#endif /* BTL_OPENIB_ERRNO_H */
+#endif /* OPENIB_ERRNO_H */
