@@ -15,7 +15,7 @@
 #include "opal/util/proc.h"
 
 #include "btl_openib/btl_openib.h"
-#include "btl_openib/btl_openib_clock.h"
+#include "common/openib_clock.h"
 #include "btl_openib/btl_openib_cq.h"
 #include "btl_openib/btl_openib_eager_rdma.h"
 #include "btl_openib/btl_openib_frag.h"

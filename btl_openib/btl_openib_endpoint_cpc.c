@@ -13,7 +13,7 @@
 #include "opal/util/proc.h"
 
 #include "btl_openib/btl_openib.h"
-#include "btl_openib/btl_openib_clock.h"
+#include "common/openib_clock.h"
 #include "btl_openib/btl_openib_credits.h"
 #include "btl_openib/btl_openib_cts.h"
 #include "btl_openib/btl_openib_eager_rdma.h"

@@ -30,7 +30,7 @@
 #include "opal/constants.h"
 #include "opal/util/proc.h"
 
-#include "btl_openib/btl_openib_clock.h"
+#include "common/openib_clock.h"
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_peer_limit.h"
 #include "btl_openib/btl_openib_send.h"

@@ -9,7 +9,7 @@
 #include "opal/constants.h"
 #include "opal/runtime/opal_progress.h"
 
-#include "btl_openib/btl_openib_clock.h"
+#include "common/openib_clock.h"
 #include "btl_openib/btl_openib_lock.h"
 #include "btl_openib/btl_openib_rdma.h"
 #include "btl_openib/btl_openib_reg.h"

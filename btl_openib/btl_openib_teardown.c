@@ -29,7 +29,7 @@
 
 #include "opal/constants.h"
 
-#include "btl_openib/btl_openib_clock.h"
+#include "common/openib_clock.h"
 #include "btl_openib/btl_openib_credits.h"
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_send.h"

@@ -4,7 +4,6 @@
 #include "connect/cpc_active.h"
 
 #include <stdlib.h>
-#include <time.h>
 
 static int *slot_of(const struct openib_cpc_active *s, void *e)
 {
@@ -44,12 +43,11 @@ void openib_cpc_active_fini(struct openib_cpc_active *s)
     s->n = s->cap = 0;
 }
 
-long openib_cpc_now_ms(void)
+long openib_cpc_retry_at_ms(int failures)
 {
-    struct timespec t;
+    long ms = 100L * failures;
 
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+    return openib_now_ms() + (ms > OPENIB_CPC_RETRY_MAX_MS ? OPENIB_CPC_RETRY_MAX_MS : ms);
 }
 
 void openib_cpc_active_scan(struct openib_cpc_active *s, void (*visit)(void *e, long now))
@@ -60,7 +58,7 @@ void openib_cpc_active_scan(struct openib_cpc_active *s, void (*visit)(void *e, 
     if (0 == s->n) {
         return;
     }
-    now = openib_cpc_now_ms();
+    now = openib_now_ms();
     for (i = s->n - 1; i >= 0; --i) {
         if (i < s->n) {
             visit(s->v[i], now);

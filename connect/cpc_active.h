@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "common/openib_clock.h"
 #include "openib/openib_cpc.h"
 
 struct openib_cpc_active {
@@ -36,8 +37,13 @@ void openib_cpc_active_fini(struct openib_cpc_active *s);
  * reaches it and passes over slots the set no longer has. */
 void openib_cpc_active_scan(struct openib_cpc_active *s, void (*visit)(void *e, long now));
 
-/* CLOCK_MONOTONIC in milliseconds. */
-long openib_cpc_now_ms(void);
+/* A failed attempt is tried again 100 ms later per failure so far, and at
+ * least every OPENIB_CPC_RETRY_MAX_MS: the delay outgrows the IB CM's
+ * time-wait (about a second on RoCE), after which a stale-connection
+ * refusal clears, while a peer that comes up late is still found soon.
+ * Returns when (openib_now_ms()'s clock). */
+#define OPENIB_CPC_RETRY_MAX_MS 2000
+long openib_cpc_retry_at_ms(int failures);
 
 /* Crossing connects (each side sent the other a request): the side whose
  * process name compares lower keeps initiating and refuses the other's

@@ -33,7 +33,7 @@ struct oob_chan oob_ch = { .lock = PTHREAD_MUTEX_INITIALIZER, .gone = PTHREAD_CO
 
 long oob_chan_now_ms(void)
 {
-    return openib_cpc_now_ms();
+    return openib_now_ms();
 }
 
 void oob_chan_wake(void)
@@ -155,7 +155,7 @@ bool oob_chan_on_frame(int sid)
     struct oob_ka k;
     int rc;
 
-    s->heard_ms = oob_chan_now_ms();
+    s->heard_ms = openib_now_ms();
     rc = oob_ka_decode(s->in, OOB_MSG_SIZE, &k);
     if (OPAL_SUCCESS == rc) {
         s->inlen = 0;
@@ -324,7 +324,7 @@ bool oob_chan_poll(struct oob_event *ev)
         if (s && s->pending > 0) {
             s->pending--; /* taken: the PONGs stop saying "not taken yet" */
             if (0 == s->pending) {
-                s->idle_from_ms = oob_chan_now_ms(); /* the CPC looked: its deadline restarts */
+                s->idle_from_ms = openib_now_ms(); /* the CPC looked: its deadline restarts */
             }
         }
     }

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/openib_clock.h"
 #include "connect/cpc_oob_channel.h"
 
 #define MAX_LISTENERS 16

@@ -88,7 +88,7 @@ bool oob_tcp_try_next_addr(struct session *s)
             continue;
         }
         setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        s->deadline_ms = oob_chan_now_ms() +
+        s->deadline_ms = openib_now_ms() +
                          (s->ai < s->naddr ? CONNECT_TRY_MS : CONNECT_LAST_MS);
         if (0 == connect(s->fd, (struct sockaddr *) &sa, sizeof(sa)) || errno == EINPROGRESS) {
             return true;
@@ -199,7 +199,7 @@ void oob_tcp_accept(int lfd, void *owner)
         }
         if (sid >= 0) {
             struct session *s = sess_at(sid);
-            long t = oob_chan_now_ms();
+            long t = openib_now_ms();
 
             *s = (struct session) { .state = S_OPEN, .fd = fd, .listen_owner = owner,
                                     .accepted = true, .gen = s->gen, .pinged_ms = t,
@@ -307,7 +307,7 @@ void oob_tcp_serve(int sid, short events, short revents)
         }
         pthread_mutex_lock(&oob_ch.lock);
         s->state = S_OPEN;
-        s->pinged_ms = oob_chan_now_ms();
+        s->pinged_ms = openib_now_ms();
         pthread_mutex_unlock(&oob_ch.lock);
         return; /* the next round writes (the first message is queued) */
     }

@@ -192,7 +192,7 @@ static void *thread_main(void *arg)
     (void) arg;
     for (;;) {
         int n = 0, nstep = 0, i, k, timeout = -1, idle_ms = oob_params_idle_ms();
-        long t = oob_chan_now_ms();
+        long t = openib_now_ms();
 
         pthread_mutex_lock(&oob_ch.lock);
         if (oob_ch.stop) {

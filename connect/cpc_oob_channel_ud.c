@@ -204,7 +204,7 @@ void oob_ud_probe_step(int sid)
                                "nothing acknowledged on the peer's UD side channel, and its TCP "
                                "listener refused the connection at every published address");
         } else {
-            s->probe_due_ms = oob_chan_now_ms() + UD_PROBE_EVERY_MS;
+            s->probe_due_ms = openib_now_ms() + UD_PROBE_EVERY_MS;
         }
     }
     pthread_mutex_unlock(&oob_ch.lock);
@@ -231,7 +231,7 @@ void oob_ud_probe_serve(int sid, short revents)
     pthread_mutex_lock(&oob_ch.lock);
     s->probing = false;
     s->probe_answered = true;
-    s->probe_due_ms = oob_chan_now_ms() + UD_PROBE_EVERY_MS;
+    s->probe_due_ms = openib_now_ms() + UD_PROBE_EVERY_MS;
     pthread_mutex_unlock(&oob_ch.lock);
 }
 
@@ -312,7 +312,7 @@ static void on_open(int u, const struct oob_ud_addr *from, const struct oob_ud_h
         return;
     }
     s = sess_at(sid);
-    t = oob_chan_now_ms();
+    t = openib_now_ms();
     *s = (struct session) { .state = S_OPEN, .fd = -1, .listen_owner = oob_ch.u[u].owner,
                             .accepted = true, .gen = s->gen, .pinged_ms = t, .opened_ms = t,
                             .idle_from_ms = t, .ud_port = u, .ud = *from,
@@ -346,7 +346,7 @@ static void on_data(int u, const struct oob_ud_addr *from, const struct oob_ud_h
 /* Frame `seq` of session s arrived at the peer's session `rsid`. */
 static void acked(struct session *s, uint32_t rsid, uint32_t seq)
 {
-    s->heard_ms = oob_chan_now_ms(); /* the peer's thread is there */
+    s->heard_ms = openib_now_ms(); /* the peer's thread is there */
     if (!s->accepted && !s->ud_acked_open && 0 == seq) {
         s->ud_acked_open = true;
         s->ud_rsid = rsid;
@@ -512,7 +512,7 @@ int oob_chan_connect_ud(int uid, const struct oob_ud_addr *to, const uint32_t *p
 {
     struct session *s;
     int sid;
-    long t = oob_chan_now_ms();
+    long t = openib_now_ms();
 
     pthread_mutex_lock(&oob_ch.lock);
     if (uid < 0 || uid >= MAX_UDPORTS || NULL == oob_ch.u[uid].ops || oob_ch.u[uid].closing) {

@@ -17,7 +17,6 @@
 #include "connect/cpc_oob_params.h"
 #include "connect/openib_connect.h"
 
-#define RETRY_BACKOFF_MAX_MS 2000 /* a retry at least every 2 s */
 
 struct openib_cpc_active oob_cpc_active = OPENIB_CPC_ACTIVE_INIT(struct oob_ep, active_index);
 
@@ -90,16 +89,9 @@ void oob_cpc_alive(struct oob_ep *e, long t)
 void oob_cpc_arm(struct oob_ep *e)
 {
     if (e->active_index < 0) {
-        e->looked_ms = openib_cpc_now_ms();
+        e->looked_ms = openib_now_ms();
     }
     (void) openib_cpc_active_set(&oob_cpc_active, e, true);
-}
-
-long oob_cpc_backoff_ms(int attempts)
-{
-    long ms = 100L * attempts;
-
-    return ms > RETRY_BACKOFF_MAX_MS ? RETRY_BACKOFF_MAX_MS : ms;
 }
 
 void oob_cpc_fail(struct oob_ep *e, int rc, const char *why)
@@ -208,7 +200,7 @@ int oob_cpc_start_connect(struct openib_cpc_module *m, struct openib_cpc_endpoin
     switch (e->st) {
     case ST_IDLE:
         e->deadline_ms = 0;
-        oob_cpc_alive(e, openib_cpc_now_ms()); /* the bound starts with the attempt */
+        oob_cpc_alive(e, openib_now_ms()); /* the bound starts with the attempt */
         return send_req(e);
     case ST_FAILED:
         return OPAL_ERR_UNREACH;
@@ -226,7 +218,7 @@ void oob_cpc_lost_session(struct oob_ep *e, const char *why)
     snprintf(e->last_why, sizeof(e->last_why), "%s", why);
     if (e->attempts < oob_cpc_retries) {
         e->st = ST_RETRY;
-        e->retry_ms = openib_cpc_now_ms() + oob_cpc_backoff_ms(e->attempts);
+        e->retry_ms = openib_cpc_retry_at_ms(e->attempts);
         return;
     }
     snprintf(buf, sizeof(buf), "%s; gave up after %d attempts "

@@ -254,7 +254,7 @@ static void on_req(struct oob_module *mod, const struct oob_event *ev, const str
     if (e->st == ST_IDLE) {
         e->deadline_ms = 0;
     }
-    oob_cpc_alive(e, openib_cpc_now_ms()); /* its REQ: the peer is alive */
+    oob_cpc_alive(e, openib_now_ms()); /* its REQ: the peer is alive */
     rc = cep->btl_ops->connect_qps(cep->btl_ep, &in->q, false);
     if (OPAL_SUCCESS == rc) {
         rc = cep->btl_ops->post_recvs(cep->btl_ep);
@@ -361,7 +361,7 @@ static void on_initiator_msg(struct oob_ep *e, const struct oob_event *ev)
     }
     OOB_LOG(e, "%s received (reason %u) in state %d", in.type == OOB_REJ ? "REJ" : "REP",
             in.reason, e->st);
-    oob_cpc_alive(e, openib_cpc_now_ms());
+    oob_cpc_alive(e, openib_now_ms());
     if (in.type == OOB_REJ) {
         oob_chan_close(sid);
         e->sid = -1;
@@ -373,7 +373,7 @@ static void on_initiator_msg(struct oob_ep *e, const struct oob_event *ev)
         } else if (in.reason == OOB_REJ_NO_ENDPOINT && e->attempts < oob_cpc_retries) {
             snprintf(e->last_why, sizeof(e->last_why), "the peer has no endpoint for us yet");
             e->st = ST_RETRY;
-            e->retry_ms = openib_cpc_now_ms() + oob_cpc_backoff_ms(e->attempts);
+            e->retry_ms = openib_cpc_retry_at_ms(e->attempts);
         } else if (in.reason == OOB_REJ_NO_ENDPOINT) {
             char why[160];
             snprintf(why, sizeof(why), "the peer still had no endpoint for us after %d attempts "

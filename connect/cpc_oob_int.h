@@ -91,7 +91,6 @@ long oob_cpc_timeout_ms(void) CPC_HIDDEN; /* the silence bound, in ms */
 void oob_cpc_alive(struct oob_ep *e, long t) CPC_HIDDEN;
 /* Timers on (the handshake is under way). */
 void oob_cpc_arm(struct oob_ep *e) CPC_HIDDEN;
-long oob_cpc_backoff_ms(int attempts) CPC_HIDDEN;
 /* The handshake ends: failed (the BTL is told why), or complete. */
 void oob_cpc_fail(struct oob_ep *e, int rc, const char *why) CPC_HIDDEN;
 void oob_cpc_done(struct oob_ep *e) CPC_HIDDEN;

@@ -207,7 +207,7 @@ void rcm_channel_put(void)
 void rcm_set_active(struct rcm_ep *e, bool on)
 {
     if (on && e->active_index < 0) {
-        e->looked_ms = openib_cpc_now_ms();
+        e->looked_ms = openib_now_ms();
     }
     /* Out of memory: this handshake runs without our timers, bounded by
      * the IB CM's own timeouts only. */
@@ -218,7 +218,7 @@ void rcm_set_active(struct rcm_ep *e, bool on)
  * starts again. */
 void rcm_alive(struct rcm_ep *e)
 {
-    long d = openib_cpc_now_ms() + 1000L * rcm_timeout_s();
+    long d = openib_now_ms() + 1000L * rcm_timeout_s();
 
     if (d > e->deadline_ms) {
         e->deadline_ms = d;

@@ -21,7 +21,6 @@
 #include "connect/cpc_active.h"
 #include "connect/cpc_rdma_cm_conn.h"
 
-#define RCM_BACKOFF_MAX_MS 2000 /* retries (and questions to a busy peer) */
 #define RCM_BUSY_BACKOFF_MS 250 /* the first question again to a busy peer */
 /* The kernel CM's reject reason when nothing listens on the service (IB
  * spec "invalid service ID"; rdma_cm reports it as the event status). */
@@ -30,7 +29,6 @@
 void rcm_retry(struct rcm_ep *e, const char *fmt, ...)
 {
     char why[OPENIB_CPC_WHY_MAX];
-    long backoff;
     va_list ap;
 
     va_start(ap, fmt);
@@ -43,30 +41,26 @@ void rcm_retry(struct rcm_ep *e, const char *fmt, ...)
                  "(btl_openib_connect_rdma_cm_retries)", why, e->failures);
         return;
     }
-    /* Grows past the IB CM's time-wait (about a second on RoCE), after
-     * which a stale-connection refusal clears. */
-    backoff = 100L * e->failures;
     e->st = RS_RETRY;
-    e->retry_ms = openib_cpc_now_ms() +
-                  (backoff > RCM_BACKOFF_MAX_MS ? RCM_BACKOFF_MAX_MS : backoff);
+    e->retry_ms = openib_cpc_retry_at_ms(e->failures);
     RCM_LOG(e, "attempt %d: %s; retrying", e->attempts, why);
 }
 
 /* REJ(BUSY) from the peer's listener thread: alive, not in MPI. Ask again
- * after a back-off growing to RCM_BACKOFF_MAX_MS, for as long as it answers;
- * this is no failed attempt. */
+ * after a back-off doubling to OPENIB_CPC_RETRY_MAX_MS, for as long as it
+ * answers; this is no failed attempt. */
 static void busy_retry(struct rcm_ep *e)
 {
     long backoff = (long) RCM_BUSY_BACKOFF_MS << (e->busy < 4 ? e->busy : 4);
 
-    if (backoff > RCM_BACKOFF_MAX_MS) {
-        backoff = RCM_BACKOFF_MAX_MS;
+    if (backoff > OPENIB_CPC_RETRY_MAX_MS) {
+        backoff = OPENIB_CPC_RETRY_MAX_MS;
     }
     e->busy++;
     rcm_drop_id(&e->act_id);
     e->next_chunk = 0;
     e->st = RS_RETRY;
-    e->retry_ms = openib_cpc_now_ms() + backoff;
+    e->retry_ms = openib_now_ms() + backoff;
     if (1 == e->busy || 0 == e->busy % 10) {
         RCM_LOG(e, "attempt %d: the peer is alive but its process is not in MPI (busy answer %d "
                 "from its listener thread); asking again in %ld ms, with no deadline while it "
@@ -116,7 +110,7 @@ void rcm_start_attempt(struct rcm_ep *e)
         return;
     }
     e->st = RS_ADDR;
-    e->step_ms = openib_cpc_now_ms() + rcm_step_timeout_ms();
+    e->step_ms = openib_now_ms() + rcm_step_timeout_ms();
     if (openib_cpc_reg.verbose_level >= 100) {
         char ip[INET_ADDRSTRLEN] = "?";
         inet_ntop(AF_INET, &dst.sin_addr, ip, sizeof(ip));
@@ -164,7 +158,7 @@ static void send_req(struct rcm_ep *e)
         return;
     }
     e->st = RS_REQ_SENT;
-    e->step_ms = openib_cpc_now_ms() + rcm_step_timeout_ms();
+    e->step_ms = openib_now_ms() + rcm_step_timeout_ms();
     RCM_LOG(e, "REQ chunk %d/%d sent (%u bytes)", e->next_chunk + 1, n,
             (unsigned) p.private_data_len);
 }
@@ -248,7 +242,7 @@ static void on_reject(struct rcm_ep *e, const struct rcm_event *ev)
         rcm_drop_id(&e->act_id);
         e->next_chunk = 0;
         e->st = RS_WAIT_PEER;
-        e->step_ms = openib_cpc_now_ms() + rcm_step_timeout_ms();
+        e->step_ms = openib_now_ms() + rcm_step_timeout_ms();
         RCM_LOG(e, "crossing connects: the peer initiates, waiting for its request");
         break;
     case RCM_REJ_MORE:
@@ -293,7 +287,7 @@ void rcm_on_active_event(struct rcm_ep *e, const struct rcm_event *ev)
             return;
         }
         e->st = RS_ROUTE;
-        e->step_ms = openib_cpc_now_ms() + rcm_step_timeout_ms();
+        e->step_ms = openib_now_ms() + rcm_step_timeout_ms();
         return;
     case RDMA_CM_EVENT_ROUTE_RESOLVED:
         if (RS_ROUTE == e->st) {

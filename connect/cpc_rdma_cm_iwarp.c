@@ -105,7 +105,7 @@ void rcm_qps_connect(struct rcm_ep *e)
     src.sin_addr.s_addr = e->mod->ip;
     e->iw_initiator = true;
     e->st = RS_QPS;
-    e->step_ms = openib_cpc_now_ms() + rcm_step_timeout_ms();
+    e->step_ms = openib_now_ms() + rcm_step_timeout_ms();
     for (q = 0; q < e->nq; ++q) {
         if (0 != rdma_create_id(rcm.ch, &e->qid[q], e, RDMA_PS_TCP)) {
             e->qid[q] = NULL;

@@ -161,7 +161,7 @@ static int read_events(struct rdma_cm_id **busy, int nbusy)
                     p->ev.priv_len = c->private_data_len; /* uint8_t: fits */
                     memcpy(p->ev.priv, c->private_data, p->ev.priv_len);
                 }
-                p->at_ms = openib_cpc_now_ms();
+                p->at_ms = openib_now_ms();
                 {
                     struct rcm_msg m;
 
@@ -197,7 +197,7 @@ static void *listen_main(void *arg)
         pthread_mutex_lock(&lst.lock);
         i = oldest_busy_candidate();
         if (i >= 0) {
-            long wait = lst.q[i].at_ms + RCM_BUSY_GRACE_MS - openib_cpc_now_ms();
+            long wait = lst.q[i].at_ms + RCM_BUSY_GRACE_MS - openib_now_ms();
             timeout = wait < 0 ? 0 : (int) wait;
         }
         pthread_mutex_unlock(&lst.lock);
@@ -213,7 +213,7 @@ static void *listen_main(void *arg)
         if (pfd[0].revents & POLLIN) {
             nbusy = read_events(busy, 0);
         }
-        t = openib_cpc_now_ms();
+        t = openib_now_ms();
         while (nbusy < (int) (sizeof(busy) / sizeof(busy[0])) &&
                (i = oldest_busy_candidate()) >= 0 && t - lst.q[i].at_ms >= RCM_BUSY_GRACE_MS) {
             struct pending p;

@@ -74,8 +74,6 @@ char xoob_owner;
 /* drivers with a handshake under way (for timers) */
 struct openib_cpc_active xoob_active = OPENIB_CPC_ACTIVE_INIT(struct xoob_ep, active_index);
 
-#define RETRY_BACKOFF_MAX_MS 2000 /* a retry at least every 2 s */
-
 static long timeout_ms(void)
 {
     return openib_cpc_timeout_ms(xoob_timeout_s);
@@ -103,11 +101,9 @@ static struct xoob_ep *driver_of(int sid)
 static void retry_or_fail(struct xoob_ep *e, const char *why)
 {
     char buf[200];
-    long backoff = 100L * e->attempts;
 
     if (e->attempts < xoob_retries) {
-        e->retry_ms = openib_cpc_now_ms() +
-                      (backoff > RETRY_BACKOFF_MAX_MS ? RETRY_BACKOFF_MAX_MS : backoff);
+        e->retry_ms = openib_cpc_retry_at_ms(e->attempts);
         return; /* check_timers sends the REQ again */
     }
     snprintf(buf, sizeof(buf), "%s; gave up after %d attempts (btl_openib_connect_xoob_retries)",

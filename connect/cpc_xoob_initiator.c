@@ -130,7 +130,7 @@ static int drive(struct xoob_ep *e)
         xoob_node_finish(e, rc, "creating the XRC send queue pair failed");
         return rc;
     }
-    e->looked_ms = openib_cpc_now_ms();
+    e->looked_ms = openib_now_ms();
     e->deadline_ms = 0;
     xoob_alive(e, e->looked_ms); /* the bound starts with the attempt */
     e->sid = -1;

@@ -1,8 +1,11 @@
 /*
- * btl_openib_clock.h - the BTL's monotonic clock (timeouts, statistics).
+ * openib_clock.h - the component's one monotonic clock: the BTL's timeouts
+ * and statistics, the CPCs' deadlines and retries, the side channel's
+ * keepalives. CLOCK_MONOTONIC: a wall-clock step must not fire or stall a
+ * timeout.
  */
-#ifndef BTL_OPENIB_CLOCK_H
-#define BTL_OPENIB_CLOCK_H
+#ifndef OPENIB_CLOCK_H
+#define OPENIB_CLOCK_H
 
 #include <stdint.h>
 #include <time.h>
