@@ -3,9 +3,11 @@
  * slots that the receiver polls in memory ("eager RDMA").
  *
  * Why: a message taken from memory needs no receive WQE, no completion entry
- * and no repost; on Soft-RoCE the raw one-way latency of RDMA write with
- * memory polling is ~10% below that of send/receive (ib_write_lat vs
- * ib_send_lat), and the BTL saves its receive-completion work too.
+ * and no repost. On an HCA the receiver then sees the message as soon as
+ * its last byte is in memory, without the completion the adapter must
+ * first write and the CQ poll that reads it (why ib_write_lat reports less
+ * than ib_send_lat on the same link), and the BTL saves its own
+ * receive-completion work too.
  *
  * Per direction, in-band (no CPC wire change):
  *  1. After btl_openib_eager_rdma_threshold messages from a peer (and once
