@@ -13,26 +13,27 @@
 #include "btl_openib/btl_openib_rq_spec.h"
 
 
-/* 0: a number in *v; -1: not a non-negative integer; -2: one above
- * UINT32_MAX or more (*v unset). */
+/* OPAL_SUCCESS: a number in *v; OPAL_ERR_BAD_PARAM: not a non-negative
+ * integer; OPAL_ERR_VALUE_OUT_OF_BOUNDS: one above UINT32_MAX or more (*v
+ * unset). */
 static int parse_u32(const char *s, uint32_t *v)
 {
     char *end;
     unsigned long long x;
 
     if (!*s || *s == '-' || *s == '+') {
-        return -1;
+        return OPAL_ERR_BAD_PARAM;
     }
     errno = 0;
     x = strtoull(s, &end, 10);
     if (*end) {
-        return -1;
+        return OPAL_ERR_BAD_PARAM;
     }
     if (errno == ERANGE || x > 0xffffffffULL) {
-        return -2;
+        return OPAL_ERR_VALUE_OUT_OF_BOUNDS;
     }
     *v = (uint32_t) x;
-    return 0;
+    return OPAL_SUCCESS;
 }
 
 static int fail(const char *tok, char *bad, size_t bad_len, char *why, size_t why_len,
@@ -46,7 +47,8 @@ static int fail(const char *tok, char *bad, size_t bad_len, char *why, size_t wh
 static const char *const pp_fields[] = { "size", "count", "low", "window", "reserve" };
 static const char *const srq_fields[] = { "size", "count", "low", "max_pending" };
 
-/* Parse one "T,a,b,..." token into q. */
+/* Parse one "T,a,b,..." token into q: OPAL_SUCCESS, or OPAL_ERR_BAD_PARAM
+ * with why filled. */
 static int parse_one(char *tok, struct openib_rq *q, uint32_t *ignored, char *why, size_t why_len)
 {
     const char *const *names;
@@ -58,7 +60,7 @@ static int parse_one(char *tok, struct openib_rq *q, uint32_t *ignored, char *wh
     field = strtok_r(tok, ",", &save);
     if (!field || strlen(field) != 1 || !strchr("PSX", field[0])) {
         snprintf(why, why_len, "the queue type must be P, S or X");
-        return -1;
+        return OPAL_ERR_BAD_PARAM;
     }
     q->type = (enum openib_rq_type) field[0];
     maxf = q->type == OPENIB_RQ_PP ? 5 : 4;
@@ -67,20 +69,20 @@ static int parse_one(char *tok, struct openib_rq *q, uint32_t *ignored, char *wh
         if (nf == maxf) {
             snprintf(why, why_len, "too many fields (a %c queue takes at most %d numbers)",
                      q->type, maxf);
-            return -1;
+            return OPAL_ERR_BAD_PARAM;
         }
         txt[nf] = field;
         rc = parse_u32(field, &f[nf]);
-        if (rc == -1) {
+        if (rc == OPAL_ERR_BAD_PARAM) {
             snprintf(why, why_len, "<%s> '%s' is not a non-negative integer", names[nf], field);
-            return -1;
+            return OPAL_ERR_BAD_PARAM;
         }
-        if (rc == -2) {
+        if (rc == OPAL_ERR_VALUE_OUT_OF_BOUNDS) {
             /* P's <low> and S/X's <max_pending> are not otherwise checked */
             if ((q->type == OPENIB_RQ_PP && nf == 2) || (q->type != OPENIB_RQ_PP && nf == 3)) {
                 snprintf(why, why_len, "<%s> %s is out of range: at most 4294967295", names[nf],
                          field);
-                return -1;
+                return OPAL_ERR_BAD_PARAM;
             }
             f[nf] = UINT32_MAX; /* the range checks below say what the maximum is */
         }
@@ -90,27 +92,27 @@ static int parse_one(char *tok, struct openib_rq *q, uint32_t *ignored, char *wh
     if (nf >= 1 && (f[0] < OPENIB_RQ_MIN_SIZE || f[0] > OPENIB_RQ_MAX_SIZE)) {
         snprintf(why, why_len, "<size> %s is out of range: buffer size must be between %u and %u bytes",
                  txt[0], OPENIB_RQ_MIN_SIZE, OPENIB_RQ_MAX_SIZE);
-        return -1;
+        return OPAL_ERR_BAD_PARAM;
     }
     if (nf < 2) {
         snprintf(why, why_len, "a queue needs at least <size>,<count>");
-        return -1;
+        return OPAL_ERR_BAD_PARAM;
     }
     q->size = f[0];
     q->count = f[1];
     if (q->count < 2) {
         snprintf(why, why_len, "a queue needs at least 2 buffers");
-        return -1;
+        return OPAL_ERR_BAD_PARAM;
     }
     if (q->type == OPENIB_RQ_PP && q->count > OPENIB_RQ_MAX_PP_COUNT) {
         snprintf(why, why_len, "<count> %s is out of range: a P queue holds at most %u buffers, "
                  "because credits travel as 16-bit serial numbers", txt[1], OPENIB_RQ_MAX_PP_COUNT);
-        return -1;
+        return OPAL_ERR_BAD_PARAM;
     }
     if (q->type != OPENIB_RQ_PP && q->count > OPENIB_RQ_MAX_SRQ_COUNT) {
         snprintf(why, why_len, "<count> %s is out of range: a shared queue holds at most %u buffers "
                  "(more than any device's shared receive queue)", txt[1], OPENIB_RQ_MAX_SRQ_COUNT);
-        return -1;
+        return OPAL_ERR_BAD_PARAM;
     }
     if (q->type == OPENIB_RQ_PP) {
         /* f[2] (low watermark) is accepted for compatibility: buffers are
@@ -120,21 +122,21 @@ static int parse_one(char *tok, struct openib_rq *q, uint32_t *ignored, char *wh
         *ignored |= (nf > 2 ? OPENIB_RQ_IGNORED_P_LOW : 0u) | (nf > 4 ? OPENIB_RQ_IGNORED_P_RESERVE : 0u);
         if (q->window == 0 || q->window >= q->count) {
             snprintf(why, why_len, "the credit window must be between 1 and count-1");
-            return -1;
+            return OPAL_ERR_BAD_PARAM;
         }
         if (q->reserve >= q->count) {
             snprintf(why, why_len, "the reserve must be smaller than count");
-            return -1;
+            return OPAL_ERR_BAD_PARAM;
         }
     } else {
         q->low = nf > 2 ? f[2] : q->count / 4;
         *ignored |= nf > 3 ? OPENIB_RQ_IGNORED_MAX_PENDING : 0u;
         if (q->low >= q->count) {
             snprintf(why, why_len, "the low watermark must be smaller than count");
-            return -1;
+            return OPAL_ERR_BAD_PARAM;
         }
     }
-    return 0;
+    return OPAL_SUCCESS;
 }
 
 int openib_rq_spec_parse(const char *text, struct openib_rq_spec *out,
@@ -161,7 +163,7 @@ int openib_rq_spec_parse(const char *text, struct openib_rq_spec *out,
             goto out;
         }
         q = &out->q[out->num];
-        if (parse_one(tok, q, &out->ignored, why, why_len)) {
+        if (OPAL_SUCCESS != parse_one(tok, q, &out->ignored, why, why_len)) {
             snprintf(bad, bad_len, "%s", tokcopy);
             rc = OPAL_ERR_BAD_PARAM;
             goto out;
