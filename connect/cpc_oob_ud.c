@@ -176,8 +176,11 @@ int oob_ud_port_create(const struct openib_cpc_port *port, struct oob_ud_port **
     }
     what = "ibv_create_cq";
     p->rcq = ibv_create_cq(port->ctx, UD_RECVS, NULL, p->chan, 0);
+    if (NULL == p->rcq) {
+        goto fail_errno; /* before another call overwrites errno */
+    }
     p->scq = ibv_create_cq(port->ctx, UD_SENDS, NULL, NULL, 0);
-    if (NULL == p->rcq || NULL == p->scq) {
+    if (NULL == p->scq) {
         goto fail_errno;
     }
     what = "ibv_reg_mr";
