@@ -30,7 +30,7 @@ uint32_t openib_cpc_oob_job_size(const uint8_t *self);
 struct openib_auth_replay *openib_cpc_oob_replay(void);
 /* Log a refused frame at verbose 1, rate-limited per reason (the first 10,
  * then one line per 100): "openib: <cpc>: refused <what> from <from>:
- * <reason token> (<detail>)". `reason` is an enum oob_refusal; `from` the
+ * <reason token> (<detail>)". `reason` is an enum openib_refusal; `from` the
  * source address of an accepted session (openib_cpc_oob_addr) or the peer
  * a session was opened to. */
 void openib_cpc_oob_refused(const char *cpc, const char *what, const char *from, int reason,

@@ -26,7 +26,7 @@
 /* ---- what oob and xoob share to judge side-channel frames ---- */
 
 static struct openib_auth_replay replay;
-static unsigned refusals[OOB_REFUSAL_MAX];
+static unsigned refusals[REFUSAL_COUNT];
 
 uint32_t openib_cpc_oob_job_size(const uint8_t *self)
 {
@@ -67,14 +67,14 @@ void openib_cpc_oob_refused(const char *cpc, const char *what, const char *from,
 {
     unsigned n;
 
-    if (reason <= OOB_OK || reason >= OOB_REFUSAL_MAX) {
-        reason = OOB_MALFORMED;
+    if (reason <= REFUSAL_OK || reason >= REFUSAL_COUNT) {
+        reason = REFUSAL_MALFORMED;
     }
     n = ++refusals[reason];
     /* a flood must not fill the log: the first few, then a sample */
     if (n <= 10 || 0 == n % 100) {
         openib_cpc_log(1, "openib: %s: refused %s from %s: %s (%s)%s", cpc, what, from,
-                       oob_refusal_name((enum oob_refusal) reason), detail ? detail : "",
+                       openib_refusal_name((enum openib_refusal) reason), detail ? detail : "",
                        n > 10 ? " [sampled: 1 line per 100]" : "");
     }
 }
@@ -126,7 +126,7 @@ static struct oob_ep *own_ep(struct openib_cpc_endpoint *cep)
     return e && OOB_EP_MAGIC == e->magic ? e : NULL;
 }
 
-static void refuse(const struct oob_event *ev, const char *what, enum oob_refusal r,
+static void refuse(const struct oob_event *ev, const char *what, enum openib_refusal r,
                    const char *detail)
 {
     char from[INET6_ADDRSTRLEN + 32];
@@ -143,18 +143,18 @@ static void refuse(const struct oob_event *ev, const char *what, enum oob_refusa
     oob_chan_close(ev->sid); /* a stranger gets no answer */
 }
 
-static const char *refusal_detail(enum oob_refusal r)
+static const char *refusal_detail(enum openib_refusal r)
 {
     switch (r) {
-    case OOB_MALFORMED:
+    case REFUSAL_MALFORMED:
         return "not an oob frame of this version";
-    case OOB_WRONG_DST:
+    case REFUSAL_WRONG_DST:
         return "meant for another process: a duplicate or loopback address?";
-    case OOB_NOT_MEMBER:
+    case REFUSAL_NOT_MEMBER:
         return "the claimed sender is not a process of this job";
-    case OOB_BAD_MAC:
+    case REFUSAL_BAD_MAC:
         return "not keyed with our token: not a job member, or forged";
-    case OOB_REPLAY:
+    case REFUSAL_REPLAY:
         return "a nonce seen before";
     default:
         return "";
@@ -169,17 +169,17 @@ static bool source_ok(struct oob_ep *e, const struct oob_event *ev, const char *
     static const uint8_t no_gid[16];
     const struct openib_cpc_port *pp = e->cep->peer_port;
     struct oob_blob b;
-    enum oob_refusal r;
+    enum openib_refusal r;
 
     if (OPAL_SUCCESS != oob_cpc_peer_blob(e, &b, NULL)) {
-        refuse(ev, what, OOB_NOT_MEMBER, "the claimed sender published no oob address of this "
-                                         "version");
+        refuse(ev, what, REFUSAL_NOT_MEMBER,
+               "the claimed sender published no oob address of this version");
         return false;
     }
     r = ev->via_ud ? oob_check_ud_source(b.ud_qpn, pp ? pp->gid : no_gid, pp ? pp->lid : 0,
                                          &ev->ud_from)
                    : oob_check_source(b.addrs, b.naddr, ev->peer_addr);
-    if (OOB_OK != r) {
+    if (REFUSAL_OK != r) {
         refuse(ev, what, r, e->cep->peer_desc);
         return false;
     }
@@ -288,7 +288,7 @@ static void on_rtu(struct oob_module *mod, const struct oob_event *ev, const str
         return;
     }
     if (0 != memcmp(in->echo, e->answered, OPENIB_AUTH_NONCE_LEN)) {
-        refuse(ev, "RTU", OOB_REPLAY, "it answers another reply than ours");
+        refuse(ev, "RTU", REFUSAL_REPLAY, "it answers another reply than ours");
         e->resp_sid = -1; /* the session is closed; the timer or the peer ends it */
         return;
     }
@@ -305,7 +305,7 @@ static void on_rtu(struct oob_module *mod, const struct oob_event *ev, const str
 static void on_incoming(struct oob_module *mod, const struct oob_event *ev)
 {
     struct oob_msg in = { .type = OOB_REQ };
-    enum oob_refusal r;
+    enum openib_refusal r;
 
     if (!mod->have_self || NULL == mod->btl_ops) {
         /* no endpoint set up yet, so we do not know our name yet: closed
@@ -316,8 +316,8 @@ static void on_incoming(struct oob_module *mod, const struct oob_event *ev)
     }
     r = oob_check_incoming(ev->msg, OOB_MSG_SIZE, mod->self, openib_cpc_oob_job_size(mod->self),
                            openib_auth_local_token(), &replay, &in);
-    if (OOB_OK != r) {
-        refuse(ev, OOB_MALFORMED == r ? "frame" : OOB_RTU == in.type ? "RTU" : "request", r,
+    if (REFUSAL_OK != r) {
+        refuse(ev, REFUSAL_MALFORMED == r ? "frame" : OOB_RTU == in.type ? "RTU" : "request", r,
                refusal_detail(r));
         return;
     }
@@ -334,7 +334,7 @@ static void on_initiator_msg(struct oob_ep *e, const struct oob_event *ev)
     struct openib_cpc_endpoint *cep = e->cep;
     uint8_t msg[OOB_MSG_SIZE];
     struct oob_msg in;
-    enum oob_refusal r;
+    enum openib_refusal r;
     int sid = ev->sid;
     int rc;
 
@@ -343,18 +343,18 @@ static void on_initiator_msg(struct oob_ep *e, const struct oob_event *ev)
     }
     r = oob_check_answer(ev->msg, OOB_MSG_SIZE, cep->local_id, cep->peer_id,
                          openib_auth_local_token(), e->asked, &in);
-    if (OOB_OK != r) {
+    if (REFUSAL_OK != r) {
         char why[96];
 
         openib_cpc_oob_refused("oob", "answer", cep->peer_desc, r,
-                               OOB_WRONG_DST == r || OOB_WRONG_SRC == r
+                               REFUSAL_WRONG_DST == r || REFUSAL_WRONG_SRC == r
                                    ? "another process answers at the peer's address"
                                    : refusal_detail(r));
         oob_chan_close(sid);
         e->sid = -1;
         if (e->st == ST_REQ_SENT) {
             snprintf(why, sizeof(why), "the peer's answer was refused (%s)",
-                     oob_refusal_name(r));
+                     openib_refusal_name(r));
             oob_cpc_lost_session(e, why);
         }
         return;

@@ -318,7 +318,7 @@ static const char *peer_addr_str(struct rdma_cm_id *id, char *buf, size_t len)
 
 /* Log a refusal at verbose 1, rate-limited per reason so a flood cannot
  * fill the log: the first 10 of each, then one in 100. */
-void rcm_refused(struct rdma_cm_id *id, enum rcm_refusal r, const char *what,
+void rcm_refused(struct rdma_cm_id *id, enum openib_refusal r, const char *what,
                  const char *detail)
 {
     unsigned long n = ++rcm.refused[r];
@@ -327,7 +327,7 @@ void rcm_refused(struct rdma_cm_id *id, enum rcm_refusal r, const char *what,
     if (n <= 10 || 0 == n % 100) {
         openib_cpc_log(1, "openib: rdma_cm: refused %s from %s: %s (%s; %lu refused for this "
                        "reason so far)", what, peer_addr_str(id, ip, sizeof(ip)),
-                       rcm_refusal_name(r), detail, n);
+                       openib_refusal_name(r), detail, n);
     }
 }
 

@@ -84,7 +84,7 @@ struct rcm_conn {
     uint8_t local_id[RCM_ID_LEN];
     bool have_local_id;
     struct openib_auth_replay replay;          /* (sender, chunk, nonce) of accepted chunks */
-    unsigned long refused[RCM_REFUSAL_COUNT];  /* for the log's rate limit */
+    unsigned long refused[REFUSAL_COUNT];  /* for the log's rate limit */
 };
 extern struct rcm_conn rcm CPC_HIDDEN;
 
@@ -112,7 +112,7 @@ void rcm_fail(struct rcm_ep *e, int rc, const char *fmt, ...) CPC_HIDDEN
 /* The handshake is complete: the BTL is told. */
 void rcm_done(struct rcm_ep *e) CPC_HIDDEN;
 /* Log a refused request or reply (verbose 1, rate-limited per reason). */
-void rcm_refused(struct rdma_cm_id *id, enum rcm_refusal r, const char *what,
+void rcm_refused(struct rdma_cm_id *id, enum openib_refusal r, const char *what,
                  const char *detail) CPC_HIDDEN;
 /* The peer's GID, LID and MTU into q. */
 void rcm_peer_path(const struct rcm_ep *e, const struct rdma_cm_id *id,
@@ -135,7 +135,7 @@ void rcm_on_active_event(struct rcm_ep *e, const struct rcm_event *ev) CPC_HIDDE
 /* Reject id with our header and reason, and destroy it. */
 void rcm_reject(struct rdma_cm_id *id, const void *local_id, enum rcm_reason why) CPC_HIDDEN;
 /* Reject a request that failed a check with no private data, destroy it. */
-void rcm_refuse_request(const struct rcm_event *ev, enum rcm_refusal r,
+void rcm_refuse_request(const struct rcm_event *ev, enum openib_refusal r,
                         const char *detail) CPC_HIDDEN;
 /* A connection request the listener thread queued for mod. */
 void rcm_on_request(struct rcm_module *mod, const struct rcm_event *ev) CPC_HIDDEN;

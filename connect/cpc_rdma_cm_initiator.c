@@ -167,7 +167,7 @@ static void on_reply(struct rcm_ep *e, const struct rcm_event *ev)
 {
     struct openib_cpc_endpoint *cep = e->cep;
     struct openib_cpc_qp_info peer;
-    enum rcm_refusal r;
+    enum openib_refusal r;
     const uint8_t *body;
     size_t body_len;
     int rc;
@@ -175,15 +175,15 @@ static void on_reply(struct rcm_ep *e, const struct rcm_event *ev)
     openib_cpc_qp_info_init(&peer);
     r = rcm_rep_verify(ev->priv, ev->priv_len, rcm_wire_qpn(e, ev->qp_num), cep->local_id,
                        openib_auth_local_token(), cep->peer_id, e->nonce, &body, &body_len);
-    if (RCM_OK == r &&
+    if (REFUSAL_OK == r &&
         OPAL_SUCCESS != rcm_body_decode(body, body_len, rcm_wire_qpn(e, ev->qp_num), &peer)) {
-        r = RCM_MALFORMED;
+        r = REFUSAL_MALFORMED;
     }
-    if (RCM_OK != r) {
+    if (REFUSAL_OK != r) {
         /* Nothing of it is used: this attempt is dropped like one that
          * got no answer, and the next has a new nonce. */
         rcm_refused(ev->id, r, "reply", e->cep->peer_desc);
-        rcm_retry(e, "the reply was refused (%s)", rcm_refusal_name(r));
+        rcm_retry(e, "the reply was refused (%s)", openib_refusal_name(r));
         return;
     }
     if (e->mod->iwarp) {

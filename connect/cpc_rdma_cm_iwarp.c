@@ -165,7 +165,7 @@ void rcm_on_qp_event(struct rcm_ep *e, int q, const struct rcm_event *ev)
 {
     struct openib_cpc_endpoint *cep = e->cep;
     uint8_t src[RCM_ID_LEN], nonce[OPENIB_AUTH_NONCE_LEN];
-    enum rcm_refusal r;
+    enum openib_refusal r;
     unsigned qq;
 
     if (RS_QPS != e->st) {
@@ -186,14 +186,15 @@ void rcm_on_qp_event(struct rcm_ep *e, int q, const struct rcm_event *ev)
         if (e->iw_initiator) {
             r = rcm_qp_frame_verify(ev->priv, ev->priv_len, RCM_QREP, cep->local_id,
                                     openib_auth_local_token(), src, nonce, &qq);
-            if (RCM_OK == r && (0 != memcmp(src, cep->peer_id, RCM_ID_LEN) ||
-                                0 != memcmp(nonce, e->nonce, sizeof(nonce)) || qq != (unsigned) q)) {
-                r = RCM_WRONG_SRC;
+            if (REFUSAL_OK == r &&
+                (0 != memcmp(src, cep->peer_id, RCM_ID_LEN) ||
+                 0 != memcmp(nonce, e->nonce, sizeof(nonce)) || qq != (unsigned) q)) {
+                r = REFUSAL_WRONG_SRC;
             }
-            if (RCM_OK != r) {
+            if (REFUSAL_OK != r) {
                 rcm_refused(ev->id, r, "QP reply", cep->peer_desc);
                 rcm_fail(e, OPAL_ERR_UNREACH, "the answer for QP %d was refused (%s)", q,
-                         rcm_refusal_name(r));
+                         openib_refusal_name(r));
                 return;
             }
         }
@@ -217,7 +218,7 @@ void rcm_on_qp_request(struct rcm_module *mod, const struct rcm_event *ev)
     struct openib_cpc_qp_info mine;
     struct rdma_conn_param p;
     uint8_t src[RCM_ID_LEN], nonce[OPENIB_AUTH_NONCE_LEN], pd[RCM_QP_FRAME_LEN];
-    enum rcm_refusal bad;
+    enum openib_refusal bad;
     struct rcm_blob b;
     struct rcm_ep *e;
     char why[128] = "";
@@ -225,7 +226,7 @@ void rcm_on_qp_request(struct rcm_module *mod, const struct rcm_event *ev)
 
     bad = rcm_qp_frame_verify(ev->priv, ev->priv_len, RCM_QREQ, rcm.local_id,
                               openib_auth_local_token(), src, nonce, &q);
-    if (RCM_OK != bad) {
+    if (REFUSAL_OK != bad) {
         rcm_refuse_request(ev, bad, "QP request");
         return;
     }
@@ -234,16 +235,16 @@ void rcm_on_qp_request(struct rcm_module *mod, const struct rcm_event *ev)
     if (NULL == e || (RS_RESPONDING != e->st && RS_QPS != e->st) || e->iw_initiator ||
         !e->qps_rtr || q >= e->peer_q.num_qps ||
         NULL != e->qid[q] || 0 != memcmp(nonce, e->rx.nonce, sizeof(nonce))) {
-        rcm_refuse_request(ev, RCM_REPLAY, "QP request for no handshake under way");
+        rcm_refuse_request(ev, REFUSAL_REPLAY, "QP request for no handshake under way");
         return;
     }
     if (OPAL_SUCCESS != rcm_peer_blob(cep, &b) ||
         !rcm_sockaddr_is(rdma_get_peer_addr(ev->id), b.ip)) {
-        rcm_refuse_request(ev, RCM_BAD_SOURCE_ADDR, e->cep->peer_desc);
+        rcm_refuse_request(ev, REFUSAL_BAD_SOURCE_ADDR, e->cep->peer_desc);
         return;
     }
     if (OPAL_SUCCESS != cep->btl_ops->local_qp_info(cep->btl_ep, &mine) || q >= mine.num_qps) {
-        rcm_refuse_request(ev, RCM_MALFORMED, "no such queue pair here");
+        rcm_refuse_request(ev, REFUSAL_MALFORMED, "no such queue pair here");
         rcm_fail(e, OPAL_ERR_BAD_PARAM, "the peer asked for queue pair %u, which we lack", q);
         return;
     }

@@ -127,7 +127,7 @@ static void accept_request(struct rcm_ep *e, const struct rcm_event *ev)
 
 /* A request that failed a check: rejected with no private data (a stranger
  * learns nothing), its cm_id destroyed, nothing else touched. */
-void rcm_refuse_request(const struct rcm_event *ev, enum rcm_refusal r, const char *detail)
+void rcm_refuse_request(const struct rcm_event *ev, enum openib_refusal r, const char *detail)
 {
     rcm_refused(ev->id, r, "request", detail);
     (void) rdma_reject(ev->id, NULL, 0);
@@ -141,7 +141,7 @@ void rcm_on_request(struct rcm_module *mod, const struct rcm_event *ev)
     struct rcm_msg m;
     struct rcm_req r;
     struct rcm_blob b;
-    enum rcm_refusal bad;
+    enum openib_refusal bad;
     uint8_t sender[RCM_ID_LEN + 1];
     char why[128] = "";
 
@@ -159,17 +159,18 @@ void rcm_on_request(struct rcm_module *mod, const struct rcm_event *ev)
     }
     bad = rcm_req_verify(ev->priv, ev->priv_len, mod->iwarp ? 0 : ev->qp_num, rcm.local_id,
                          openib_auth_local_token(), &r);
-    if (RCM_OK != bad) {
-        rcm_refuse_request(ev, bad, RCM_BAD_MAC == bad ? "not keyed with our token: not a job "
-                                                     "member, or meant for another process"
-                                                   : "not an openib-ng request of this version");
+    if (REFUSAL_OK != bad) {
+        rcm_refuse_request(ev, bad,
+                           REFUSAL_BAD_MAC == bad ? "not keyed with our token: not a job member, "
+                                                    "or meant for another process"
+                                                  : "not an openib-ng request of this version");
         return;
     }
     cep = mod->btl_ops->endpoint_for_peer(mod->btl, r.src, RCM_ID_LEN, why, sizeof(why));
     if (NULL == cep) {
         /* It knows our token, so it is of the job; the endpoint may come
          * later: it is told to retry. */
-        rcm_refused(ev->id, RCM_NOT_MEMBER, "request", why);
+        rcm_refused(ev->id, REFUSAL_NOT_MEMBER, "request", why);
         rcm_reject(ev->id, rcm.local_id, RCM_REJ_LATER);
         return;
     }
@@ -184,18 +185,18 @@ void rcm_on_request(struct rcm_module *mod, const struct rcm_event *ev)
         return;
     }
     if (OPAL_SUCCESS != rcm_peer_blob(cep, &b)) {
-        rcm_refuse_request(ev, RCM_NOT_MEMBER, "the claimed sender published no rdma_cm address "
-                                           "of this version");
+        rcm_refuse_request(ev, REFUSAL_NOT_MEMBER,
+                           "the claimed sender published no rdma_cm address of this version");
         return;
     }
     if (!rcm_sockaddr_is(rdma_get_peer_addr(ev->id), b.ip)) {
-        rcm_refuse_request(ev, RCM_BAD_SOURCE_ADDR, e->cep->peer_desc);
+        rcm_refuse_request(ev, REFUSAL_BAD_SOURCE_ADDR, e->cep->peer_desc);
         return;
     }
     memcpy(sender, r.src, RCM_ID_LEN);
     sender[RCM_ID_LEN] = (uint8_t) r.idx; /* each chunk is good once */
     if (!openib_auth_replay_fresh(&rcm.replay, sender, sizeof(sender), r.nonce)) {
-        rcm_refuse_request(ev, RCM_REPLAY, e->cep->peer_desc);
+        rcm_refuse_request(ev, REFUSAL_REPLAY, e->cep->peer_desc);
         return;
     }
     RCM_LOG(e, "REQ chunk %u/%u received in state '%s'", r.idx + 1, r.count,

@@ -116,7 +116,7 @@ bool openib_cpc_xoob_dispatch(const struct oob_event *ev)
     const struct openib_cpc_module *lm = ev->listen_owner;
     struct xoob_msg in;
     struct xoob_ep *e;
-    enum oob_refusal r;
+    enum openib_refusal r;
 
     if (ev->owner != &xoob_owner &&
         !(NULL == ev->owner && NULL != lm && lm->component == &openib_cpc_xoob_component)) {
@@ -147,17 +147,17 @@ bool openib_cpc_xoob_dispatch(const struct oob_event *ev)
     }
     r = xoob_check_answer(ev->msg, OOB_MSG_SIZE, e->cep->local_id, e->cep->peer_id,
                           openib_auth_local_token(), e->asked, &in);
-    if (OOB_OK != r) {
+    if (REFUSAL_OK != r) {
         char why[96];
 
         openib_cpc_oob_refused("xoob", "answer", e->cep->peer_desc, r,
-                               OOB_WRONG_DST == r || OOB_WRONG_SRC == r
+                               REFUSAL_WRONG_DST == r || REFUSAL_WRONG_SRC == r
                                    ? "another process answers at the peer's address"
-                                   : OOB_BAD_MAC == r ? "not keyed with our token"
-                                                      : "not an answer to our request");
+                                   : REFUSAL_BAD_MAC == r ? "not keyed with our token"
+                                                          : "not an answer to our request");
         oob_chan_close(ev->sid);
         e->sid = -1;
-        snprintf(why, sizeof(why), "the peer's answer was refused (%s)", oob_refusal_name(r));
+        snprintf(why, sizeof(why), "the peer's answer was refused (%s)", openib_refusal_name(r));
         retry_or_fail(e, why);
         return true;
     }

@@ -44,11 +44,11 @@ static struct xoob_ep *own_ep(struct openib_cpc_endpoint *cep)
     return e && XOOB_EP_MAGIC == e->magic ? e : NULL;
 }
 
-static void refuse(const struct oob_event *ev, enum oob_refusal r, const char *detail)
+static void refuse(const struct oob_event *ev, enum openib_refusal r, const char *detail)
 {
     char from[INET_ADDRSTRLEN];
 
-    openib_cpc_oob_refused("xoob", OOB_MALFORMED == r ? "frame" : "request",
+    openib_cpc_oob_refused("xoob", REFUSAL_MALFORMED == r ? "frame" : "request",
                            openib_cpc_oob_addr(ev->peer_addr, from, sizeof(from)), r, detail);
     oob_chan_close(ev->sid); /* a stranger gets no answer */
 }
@@ -148,7 +148,7 @@ void xoob_on_req(struct xoob_module *mod, const struct oob_event *ev)
     struct openib_cpc_endpoint *cep;
     struct xoob_msg in;
     struct xoob_ep *e;
-    enum oob_refusal r;
+    enum openib_refusal r;
     char why[128] = "";
     uint32_t tgt = 0;
     int sid = ev->sid;
@@ -163,14 +163,14 @@ void xoob_on_req(struct xoob_module *mod, const struct oob_event *ev)
     }
     r = xoob_check_request(ev->msg, OOB_MSG_SIZE, mod->self, openib_cpc_oob_job_size(mod->self),
                            openib_auth_local_token(), openib_cpc_oob_replay(), &in);
-    if (OOB_OK != r) {
-        refuse(ev, r, OOB_MALFORMED == r ? "not an xoob frame of this version"
-                      : OOB_WRONG_DST == r ? "meant for another process: a duplicate or "
-                                             "loopback address?"
-                      : OOB_NOT_MEMBER == r ? "the claimed sender is not a process of this job"
-                      : OOB_BAD_MAC == r ? "not keyed with our token: not a job member, or "
-                                           "forged"
-                                         : "a nonce seen before");
+    if (REFUSAL_OK != r) {
+        refuse(ev, r, REFUSAL_MALFORMED == r ? "not an xoob frame of this version"
+                      : REFUSAL_WRONG_DST == r ? "meant for another process: a duplicate or "
+                                                 "loopback address?"
+                      : REFUSAL_NOT_MEMBER == r ? "the claimed sender is not a process of this job"
+                      : REFUSAL_BAD_MAC == r ? "not keyed with our token: not a job member, or "
+                                               "forged"
+                                             : "a nonce seen before");
         return;
     }
     cep = mod->btl_ops->endpoint_for_peer(mod->btl, in.src, XOOB_ID_LEN, why, sizeof(why));
@@ -180,7 +180,7 @@ void xoob_on_req(struct xoob_module *mod, const struct oob_event *ev)
         return;
     }
     r = oob_check_source(e->peer.addrs, e->peer.naddr, ev->peer_addr);
-    if (OOB_OK != r) {
+    if (REFUSAL_OK != r) {
         refuse(ev, r, cep->peer_desc);
         return;
     }
@@ -194,7 +194,7 @@ void xoob_on_req(struct xoob_module *mod, const struct oob_event *ev)
         char from[INET_ADDRSTRLEN];
         openib_cpc_oob_refused("xoob", "request", openib_cpc_oob_addr(ev->peer_addr, from,
                                                                       sizeof(from)),
-                               OOB_CAP, why);
+                               REFUSAL_CAP, why);
         reply(sid, &in, mod, e->peer.token, XOOB_REJ, XOOB_REJ_RESOURCE, 0,
               "too many XRC target QPs (cap)");
         return;

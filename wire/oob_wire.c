@@ -209,23 +209,6 @@ int oob_msg_decode(const uint8_t *buf, size_t size, struct oob_msg *out)
 
 /* ---- receiver checks ---- */
 
-const char *oob_refusal_name(enum oob_refusal r)
-{
-    static const char *const names[OOB_REFUSAL_MAX] = {
-        [OOB_OK] = "ok",
-        [OOB_MALFORMED] = "malformed",
-        [OOB_WRONG_DST] = "wrong-dst",
-        [OOB_NOT_MEMBER] = "not-member",
-        [OOB_BAD_MAC] = "bad-mac",
-        [OOB_REPLAY] = "replay",
-        [OOB_BAD_SOURCE_ADDR] = "bad-source-addr",
-        [OOB_WRONG_SRC] = "wrong-src",
-        [OOB_CAP] = "cap",
-    };
-
-    return (unsigned) r < OOB_REFUSAL_MAX ? names[r] : "unknown";
-}
-
 bool oob_is_member(const uint8_t src[OOB_ID_LEN], const uint8_t self[OOB_ID_LEN],
                    uint32_t job_size)
 {
@@ -244,49 +227,49 @@ bool oob_is_member(const uint8_t src[OOB_ID_LEN], const uint8_t self[OOB_ID_LEN]
 
 /* The order of the checks, shared with xoob: cheap and public facts first,
  * the MAC next, freshness last (only a verified frame may enter the ring). */
-enum oob_refusal oob_check_request_frame(const struct oob_frame_view *f,
-                                         const uint8_t self[OOB_ID_LEN], uint32_t job_size,
-                                         const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
-                                         struct openib_auth_replay *replay)
+enum openib_refusal oob_check_request_frame(const struct oob_frame_view *f,
+                                            const uint8_t self[OOB_ID_LEN], uint32_t job_size,
+                                            const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
+                                            struct openib_auth_replay *replay)
 {
     if (0 != memcmp(f->dst, self, OOB_ID_LEN)) {
-        return OOB_WRONG_DST;
+        return REFUSAL_WRONG_DST;
     }
     if (!oob_is_member(f->src, self, job_size)) {
-        return OOB_NOT_MEMBER;
+        return REFUSAL_NOT_MEMBER;
     }
     if (!openib_auth_verify(own_token, f->buf, f->len, f->mac_off)) {
-        return OOB_BAD_MAC;
+        return REFUSAL_BAD_MAC;
     }
     if (!openib_auth_replay_fresh(replay, f->src, OOB_ID_LEN, f->nonce)) {
-        return OOB_REPLAY;
+        return REFUSAL_REPLAY;
     }
-    return OOB_OK;
+    return REFUSAL_OK;
 }
 
-enum oob_refusal oob_check_answer_frame(const struct oob_frame_view *f,
-                                        const uint8_t self[OOB_ID_LEN],
-                                        const uint8_t peer[OOB_ID_LEN],
-                                        const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
-                                        const uint8_t asked[OPENIB_AUTH_NONCE_LEN])
+enum openib_refusal oob_check_answer_frame(const struct oob_frame_view *f,
+                                           const uint8_t self[OOB_ID_LEN],
+                                           const uint8_t peer[OOB_ID_LEN],
+                                           const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
+                                           const uint8_t asked[OPENIB_AUTH_NONCE_LEN])
 {
     if (0 != memcmp(f->dst, self, OOB_ID_LEN)) {
-        return OOB_WRONG_DST;
+        return REFUSAL_WRONG_DST;
     }
     if (0 != memcmp(f->src, peer, OOB_ID_LEN)) {
-        return OOB_WRONG_SRC;
+        return REFUSAL_WRONG_SRC;
     }
     if (!openib_auth_verify(own_token, f->buf, f->len, f->mac_off)) {
-        return OOB_BAD_MAC;
+        return REFUSAL_BAD_MAC;
     }
     if (0 != memcmp(f->echo, asked, OPENIB_AUTH_NONCE_LEN)) {
-        return OOB_REPLAY;
+        return REFUSAL_REPLAY;
     }
-    return OOB_OK;
+    return REFUSAL_OK;
 }
 
 /* Decodes a message of type a or b and views it for the shared checks;
- * false when it is none (the caller's OOB_MALFORMED). */
+ * false when it is none (the caller's REFUSAL_MALFORMED). */
 static bool decode_view(const uint8_t *buf, size_t size, enum oob_type a, enum oob_type b,
                         struct oob_msg *out, struct oob_frame_view *f)
 {
@@ -299,53 +282,54 @@ static bool decode_view(const uint8_t *buf, size_t size, enum oob_type a, enum o
     return true;
 }
 
-enum oob_refusal oob_check_incoming(const uint8_t *buf, size_t size,
-                                    const uint8_t self[OOB_ID_LEN], uint32_t job_size,
-                                    const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
-                                    struct openib_auth_replay *replay, struct oob_msg *out)
+enum openib_refusal oob_check_incoming(const uint8_t *buf, size_t size,
+                                       const uint8_t self[OOB_ID_LEN], uint32_t job_size,
+                                       const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
+                                       struct openib_auth_replay *replay, struct oob_msg *out)
 {
     struct oob_frame_view f;
 
     return decode_view(buf, size, OOB_REQ, OOB_RTU, out, &f)
                ? oob_check_request_frame(&f, self, job_size, own_token, replay)
-               : OOB_MALFORMED;
+               : REFUSAL_MALFORMED;
 }
 
-enum oob_refusal oob_check_answer(const uint8_t *buf, size_t size, const uint8_t self[OOB_ID_LEN],
-                                  const uint8_t peer[OOB_ID_LEN],
-                                  const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
-                                  const uint8_t asked[OPENIB_AUTH_NONCE_LEN],
-                                  struct oob_msg *out)
+enum openib_refusal oob_check_answer(const uint8_t *buf, size_t size,
+                                     const uint8_t self[OOB_ID_LEN],
+                                     const uint8_t peer[OOB_ID_LEN],
+                                     const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
+                                     const uint8_t asked[OPENIB_AUTH_NONCE_LEN],
+                                     struct oob_msg *out)
 {
     struct oob_frame_view f;
 
     return decode_view(buf, size, OOB_REP, OOB_REJ, out, &f)
                ? oob_check_answer_frame(&f, self, peer, own_token, asked)
-               : OOB_MALFORMED;
+               : REFUSAL_MALFORMED;
 }
 
-enum oob_refusal oob_check_source(const uint32_t *published, int n, uint32_t source)
+enum openib_refusal oob_check_source(const uint32_t *published, int n, uint32_t source)
 {
     int i;
 
     for (i = 0; i < n; ++i) {
         if (published[i] == source) {
-            return OOB_OK;
+            return REFUSAL_OK;
         }
     }
-    return OOB_BAD_SOURCE_ADDR;
+    return REFUSAL_BAD_SOURCE_ADDR;
 }
 
-enum oob_refusal oob_check_ud_source(uint32_t published_qpn, const uint8_t published_gid[16],
-                                     uint16_t published_lid, const struct oob_ud_addr *from)
+enum openib_refusal oob_check_ud_source(uint32_t published_qpn, const uint8_t published_gid[16],
+                                        uint16_t published_lid, const struct oob_ud_addr *from)
 {
     if (0 == published_qpn || from->qpn != published_qpn) {
-        return OOB_BAD_SOURCE_ADDR;
+        return REFUSAL_BAD_SOURCE_ADDR;
     }
     if (from->global ? 0 != memcmp(from->gid, published_gid, 16) : from->lid != published_lid) {
-        return OOB_BAD_SOURCE_ADDR;
+        return REFUSAL_BAD_SOURCE_ADDR;
     }
-    return OOB_OK;
+    return REFUSAL_OK;
 }
 
 /* ---- UD frames ---- */

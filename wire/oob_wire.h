@@ -15,6 +15,7 @@
 #include "openib/openib_cpc.h"
 #include "connect/cpc_oob_channel.h"
 #include "connect/cpc_auth.h"
+#include "wire/wire_refusal.h"
 
 /* Blob 4 adds the UD side channel's QP number and lets the TCP address
  * list be empty (a UD-only process needs no IPv4); 3 carried the process
@@ -82,21 +83,7 @@ int oob_msg_decode(const uint8_t *buf, size_t size, struct oob_msg *out);
  * of it. */
 int oob_frame_check_head(const uint8_t *p, uint32_t magic, uint8_t version);
 
-/* Why a frame was refused; the names are the reason tokens of the log
- * lines ("refused ... bad-mac"), shared by oob and xoob. */
-enum oob_refusal {
-    OOB_OK = 0,
-    OOB_MALFORMED,       /* lengths, magic, version, type */
-    OOB_WRONG_DST,       /* meant for another process (a duplicate or loopback address) */
-    OOB_NOT_MEMBER,      /* the claimed sender is not a process of this job */
-    OOB_BAD_MAC,         /* not keyed with our token: a stranger, or a forgery */
-    OOB_REPLAY,          /* a nonce seen before, or an answer to another handshake */
-    OOB_BAD_SOURCE_ADDR, /* sent from an address the claimed sender did not publish */
-    OOB_WRONG_SRC,       /* an answer from another process than the one asked */
-    OOB_CAP,             /* a limit on what one sender may make (xoob target QPs) */
-    OOB_REFUSAL_MAX
-};
-const char *oob_refusal_name(enum oob_refusal r);
+/* Why a frame was refused: enum openib_refusal (wire_refusal.h). */
 
 /* Is src a process of the job? Of our own job (the jobid half of the
  * name): a vpid below job_size (0 = size unknown: any), never ourselves.
@@ -114,40 +101,41 @@ struct oob_frame_view {
 };
 
 /* A request: wrong-dst, not-member, bad-mac, replay, in this order. */
-enum oob_refusal oob_check_request_frame(const struct oob_frame_view *f,
-                                         const uint8_t self[OOB_ID_LEN], uint32_t job_size,
-                                         const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
-                                         struct openib_auth_replay *replay);
+enum openib_refusal oob_check_request_frame(const struct oob_frame_view *f,
+                                            const uint8_t self[OOB_ID_LEN], uint32_t job_size,
+                                            const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
+                                            struct openib_auth_replay *replay);
 /* An answer: wrong-dst, wrong-src, bad-mac, replay (echo is not `asked`). */
-enum oob_refusal oob_check_answer_frame(const struct oob_frame_view *f,
-                                        const uint8_t self[OOB_ID_LEN],
-                                        const uint8_t peer[OOB_ID_LEN],
-                                        const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
-                                        const uint8_t asked[OPENIB_AUTH_NONCE_LEN]);
+enum openib_refusal oob_check_answer_frame(const struct oob_frame_view *f,
+                                           const uint8_t self[OOB_ID_LEN],
+                                           const uint8_t peer[OOB_ID_LEN],
+                                           const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
+                                           const uint8_t asked[OPENIB_AUTH_NONCE_LEN]);
 
 /* A frame on an accepted session (REQ or RTU): layout, dst == self,
  * membership, MAC under own_token, then (src, nonce) fresh in replay
  * (remembered only when every earlier check passed). */
-enum oob_refusal oob_check_incoming(const uint8_t *buf, size_t size,
-                                    const uint8_t self[OOB_ID_LEN], uint32_t job_size,
-                                    const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
-                                    struct openib_auth_replay *replay, struct oob_msg *out);
+enum openib_refusal oob_check_incoming(const uint8_t *buf, size_t size,
+                                       const uint8_t self[OOB_ID_LEN], uint32_t job_size,
+                                       const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
+                                       struct openib_auth_replay *replay, struct oob_msg *out);
 /* An answer on a session we opened (REP or REJ): layout, dst == self,
  * src == peer, MAC under own_token, echo == the nonce of our request. */
-enum oob_refusal oob_check_answer(const uint8_t *buf, size_t size, const uint8_t self[OOB_ID_LEN],
-                                  const uint8_t peer[OOB_ID_LEN],
-                                  const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
-                                  const uint8_t asked[OPENIB_AUTH_NONCE_LEN],
-                                  struct oob_msg *out);
+enum openib_refusal oob_check_answer(const uint8_t *buf, size_t size,
+                                     const uint8_t self[OOB_ID_LEN],
+                                     const uint8_t peer[OOB_ID_LEN],
+                                     const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
+                                     const uint8_t asked[OPENIB_AUTH_NONCE_LEN],
+                                     struct oob_msg *out);
 /* The session's source address (network order) among the addresses the
  * claimed sender published? */
-enum oob_refusal oob_check_source(const uint32_t *published, int n, uint32_t source);
+enum openib_refusal oob_check_source(const uint32_t *published, int n, uint32_t source);
 
 /* A UD frame's source, from its completion, among what the claimed
  * sender published: its side channel's QP (blob) and its port's GID (when
  * the frame came with a GRH) or LID (modex). */
-enum oob_refusal oob_check_ud_source(uint32_t published_qpn, const uint8_t published_gid[16],
-                                     uint16_t published_lid, const struct oob_ud_addr *from);
+enum openib_refusal oob_check_ud_source(uint32_t published_qpn, const uint8_t published_gid[16],
+                                        uint16_t published_lid, const struct oob_ud_addr *from);
 
 /* ---- UD side-channel frames (cpc_oob_channel_ud.c) ---- */
 

@@ -258,22 +258,6 @@ bool rcm_sockaddr_is(const struct sockaddr *sa, uint32_t ip)
 
 /* ---- authentication ---- */
 
-const char *rcm_refusal_name(enum rcm_refusal r)
-{
-    static const char *const names[RCM_REFUSAL_COUNT] = {
-        [RCM_OK] = "ok",
-        [RCM_MALFORMED] = "malformed",
-        [RCM_BAD_MAC] = "bad-mac",
-        [RCM_NOT_MEMBER] = "not-member",
-        [RCM_WRONG_DST] = "wrong-dst",
-        [RCM_WRONG_SRC] = "wrong-src",
-        [RCM_REPLAY] = "replay",
-        [RCM_BAD_SOURCE_ADDR] = "bad-source-addr",
-    };
-
-    return (unsigned) r < RCM_REFUSAL_COUNT ? names[r] : "?";
-}
-
 #define RCM_TRAILER_LEN (RCM_ID_LEN + 4)
 
 /* The frame followed by what the MAC covers but the wire does not carry. */
@@ -322,18 +306,18 @@ size_t rcm_req_encode(uint8_t *pd, const void *src, const void *dst, const uint8
     return RCM_REQ_PRIV_MAX;
 }
 
-enum rcm_refusal rcm_req_verify(const uint8_t *pd, size_t len, uint32_t qpn0,
-                                const void *own_id, const uint8_t *own_token,
-                                struct rcm_req *out)
+enum openib_refusal rcm_req_verify(const uint8_t *pd, size_t len, uint32_t qpn0,
+                                   const void *own_id, const uint8_t *own_token,
+                                   struct rcm_req *out)
 {
     struct rcm_msg m;
 
     if (len < RCM_REQ_PRIV_MAX || OPAL_SUCCESS != rcm_msg_decode(pd, len, &m) ||
         RCM_REQ != m.type) {
-        return RCM_MALFORMED;
+        return REFUSAL_MALFORMED;
     }
     if (!verify(own_token, pd, RCM_REQ_PRIV_MAX, RCM_REQ_MAC_OFF, own_id, qpn0)) {
-        return RCM_BAD_MAC;
+        return REFUSAL_BAD_MAC;
     }
     memcpy(out->src, m.src, RCM_ID_LEN);
     memcpy(out->nonce, pd + RCM_REQ_NONCE_OFF, OPENIB_AUTH_NONCE_LEN);
@@ -341,7 +325,7 @@ enum rcm_refusal rcm_req_verify(const uint8_t *pd, size_t len, uint32_t qpn0,
     out->count = m.arg & 0x0f;
     out->part = pd + RCM_REQ_HDR_LEN;
     out->part_len = RCM_CHUNK_MAX;
-    return RCM_OK;
+    return REFUSAL_OK;
 }
 
 bool rcm_rx_store(struct rcm_rx *rx, const struct rcm_req *r)
@@ -372,32 +356,32 @@ size_t rcm_rep_encode(uint8_t *pd, const void *src, const void *dst, const uint8
     return RCM_REP_PRIV_MAX;
 }
 
-enum rcm_refusal rcm_rep_verify(const uint8_t *pd, size_t len, uint32_t qpn0,
-                                const void *own_id, const uint8_t *own_token,
-                                const void *peer_id, const uint8_t *nonce,
-                                const uint8_t **body, size_t *body_len)
+enum openib_refusal rcm_rep_verify(const uint8_t *pd, size_t len, uint32_t qpn0,
+                                   const void *own_id, const uint8_t *own_token,
+                                   const void *peer_id, const uint8_t *nonce,
+                                   const uint8_t **body, size_t *body_len)
 {
     struct rcm_msg m;
 
     if (len < RCM_REP_PRIV_MAX || OPAL_SUCCESS != rcm_msg_decode(pd, len, &m) ||
         RCM_REP != m.type) {
-        return RCM_MALFORMED;
+        return REFUSAL_MALFORMED;
     }
     if (0 != memcmp(m.src, peer_id, RCM_ID_LEN)) {
-        return RCM_WRONG_SRC;
+        return REFUSAL_WRONG_SRC;
     }
     if (0 != memcmp(pd + RCM_REP_DST_OFF, own_id, RCM_ID_LEN)) {
-        return RCM_WRONG_DST;
+        return REFUSAL_WRONG_DST;
     }
     if (0 != memcmp(pd + RCM_REP_NONCE_OFF, nonce, OPENIB_AUTH_NONCE_LEN)) {
-        return RCM_REPLAY;
+        return REFUSAL_REPLAY;
     }
     if (!verify(own_token, pd, RCM_REP_PRIV_MAX, RCM_REP_MAC_OFF, own_id, qpn0)) {
-        return RCM_BAD_MAC;
+        return REFUSAL_BAD_MAC;
     }
     *body = pd + RCM_REP_HDR_LEN;
     *body_len = RCM_REP_PRIV_MAX - RCM_REP_HDR_LEN;
-    return RCM_OK;
+    return REFUSAL_OK;
 }
 
 /* ---- iWARP: one frame per QP connection (rdma_cm_wire.h) ---- */
@@ -415,21 +399,21 @@ size_t rcm_qp_frame_encode(uint8_t *pd, enum rcm_type type, const void *src, con
     return RCM_QP_FRAME_LEN;
 }
 
-enum rcm_refusal rcm_qp_frame_verify(const uint8_t *pd, size_t len, enum rcm_type type,
-                                     const void *own_id, const uint8_t *own_token,
-                                     uint8_t *src, uint8_t *nonce, unsigned *q)
+enum openib_refusal rcm_qp_frame_verify(const uint8_t *pd, size_t len, enum rcm_type type,
+                                        const void *own_id, const uint8_t *own_token,
+                                        uint8_t *src, uint8_t *nonce, unsigned *q)
 {
     struct rcm_msg m;
 
     if (len < RCM_QP_FRAME_LEN || OPAL_SUCCESS != rcm_msg_decode(pd, len, &m) ||
         type != m.type || m.arg >= OPENIB_CPC_MAX_QPS) {
-        return RCM_MALFORMED;
+        return REFUSAL_MALFORMED;
     }
     if (!verify(own_token, pd, RCM_QP_FRAME_LEN, RCM_QP_MAC_OFF, own_id, 0)) {
-        return RCM_BAD_MAC;
+        return REFUSAL_BAD_MAC;
     }
     memcpy(src, m.src, RCM_ID_LEN);
     memcpy(nonce, pd + RCM_QP_NONCE_OFF, OPENIB_AUTH_NONCE_LEN);
     *q = m.arg;
-    return RCM_OK;
+    return REFUSAL_OK;
 }

@@ -14,6 +14,7 @@
 #include "openib/openib_cpc.h"
 #include "connect/cpc_auth.h"
 #include "connect/cpc_internal.h" /* CPC_HIDDEN */
+#include "wire/wire_refusal.h"
 
 struct sockaddr;
 
@@ -105,21 +106,7 @@ size_t rcm_body_encode(const struct openib_cpc_qp_info *q, uint8_t *body) CPC_HI
 int rcm_body_decode(const uint8_t *body, size_t len, uint32_t qpn0,
                     struct openib_cpc_qp_info *q) CPC_HIDDEN;
 
-/* Why a request or reply was refused: the token in the verbose log. */
-enum rcm_refusal {
-    RCM_OK = 0,
-    RCM_MALFORMED,       /* not ours, truncated, impossible chunking */
-    RCM_BAD_MAC,         /* not keyed with our token: a stranger, or a frame
-                            meant for another process, or altered */
-    RCM_NOT_MEMBER,      /* the claimed sender is not in the job */
-    RCM_WRONG_DST,       /* (reply) names another receiver */
-    RCM_WRONG_SRC,       /* (reply) not from the process we asked */
-    RCM_REPLAY,          /* (src, nonce, chunk) seen before; or a reply that
-                            echoes another request's nonce */
-    RCM_BAD_SOURCE_ADDR, /* sent from an address the claimed sender did not publish */
-    RCM_REFUSAL_COUNT
-};
-const char *rcm_refusal_name(enum rcm_refusal r) CPC_HIDDEN;
+/* Why a request or reply was refused: enum openib_refusal (wire_refusal.h). */
 
 /* Chunk idx of the REQ for body[0..body_len), MAC keyed with the
  * responder's token (key) and covering dst and qpn0 too (not carried:
@@ -141,9 +128,9 @@ struct rcm_req {
  * token: lengths and layout (MALFORMED), then the MAC (BAD_MAC). Membership,
  * freshness and the source address are the caller's
  * (cpc_rdma_cm_responder.c). */
-enum rcm_refusal rcm_req_verify(const uint8_t *pd, size_t len, uint32_t qpn0,
-                                const void *own_id, const uint8_t *own_token,
-                                struct rcm_req *out) CPC_HIDDEN;
+enum openib_refusal rcm_req_verify(const uint8_t *pd, size_t len, uint32_t qpn0,
+                                   const void *own_id, const uint8_t *own_token,
+                                   struct rcm_req *out) CPC_HIDDEN;
 
 /* The peer's request, assembled from verified chunks of one handshake,
  * (src, nonce): the src is the endpoint's, the nonce kept here. A verified
@@ -167,10 +154,10 @@ size_t rcm_rep_encode(uint8_t *pd, const void *src, const void *dst, const uint8
 /* The initiator's checks of a REP: ours and complete (MALFORMED), from the
  * peer (WRONG_SRC), to us (WRONG_DST), the answer to our request nonce
  * (REPLAY), keyed with our token (BAD_MAC). The body goes to *body. */
-enum rcm_refusal rcm_rep_verify(const uint8_t *pd, size_t len, uint32_t qpn0,
-                                const void *own_id, const uint8_t *own_token,
-                                const void *peer_id, const uint8_t *nonce,
-                                const uint8_t **body, size_t *body_len) CPC_HIDDEN;
+enum openib_refusal rcm_rep_verify(const uint8_t *pd, size_t len, uint32_t qpn0,
+                                   const void *own_id, const uint8_t *own_token,
+                                   const void *peer_id, const uint8_t *nonce,
+                                   const uint8_t **body, size_t *body_len) CPC_HIDDEN;
 
 /* REJ(BUSY): the header, then u8 marker version, u8 0 (reserved). */
 #define RCM_BUSY_VERSION 1
@@ -194,8 +181,8 @@ size_t rcm_qp_frame_encode(uint8_t *pd, enum rcm_type type, const void *src, con
                            const uint8_t *key, const uint8_t *nonce, unsigned q) CPC_HIDDEN;
 /* Layout and type (MALFORMED), then the MAC under our token (BAD_MAC);
  * src, nonce and the QP index go to the caller, which checks them. */
-enum rcm_refusal rcm_qp_frame_verify(const uint8_t *pd, size_t len, enum rcm_type type,
-                                     const void *own_id, const uint8_t *own_token,
-                                     uint8_t *src, uint8_t *nonce, unsigned *q) CPC_HIDDEN;
+enum openib_refusal rcm_qp_frame_verify(const uint8_t *pd, size_t len, enum rcm_type type,
+                                        const void *own_id, const uint8_t *own_token,
+                                        uint8_t *src, uint8_t *nonce, unsigned *q) CPC_HIDDEN;
 
 #endif

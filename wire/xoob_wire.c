@@ -186,7 +186,7 @@ int xoob_msg_decode(const uint8_t *buf, size_t size, struct xoob_msg *m)
 }
 
 /* Decodes a message of type a or b and views it for oob's checks; false
- * when it is none (the caller's OOB_MALFORMED). */
+ * when it is none (the caller's REFUSAL_MALFORMED). */
 static bool decode_view(const uint8_t *buf, size_t size, uint8_t a, uint8_t b,
                         struct xoob_msg *out, struct oob_frame_view *f)
 {
@@ -199,30 +199,30 @@ static bool decode_view(const uint8_t *buf, size_t size, uint8_t a, uint8_t b,
     return true;
 }
 
-enum oob_refusal xoob_check_request(const uint8_t *buf, size_t size,
-                                    const uint8_t self[XOOB_ID_LEN], uint32_t job_size,
-                                    const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
-                                    struct openib_auth_replay *replay, struct xoob_msg *out)
+enum openib_refusal xoob_check_request(const uint8_t *buf, size_t size,
+                                       const uint8_t self[XOOB_ID_LEN], uint32_t job_size,
+                                       const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
+                                       struct openib_auth_replay *replay, struct xoob_msg *out)
 {
     struct oob_frame_view f;
 
     return decode_view(buf, size, XOOB_REQ, XOOB_REQ, out, &f)
                ? oob_check_request_frame(&f, self, job_size, own_token, replay)
-               : OOB_MALFORMED;
+               : REFUSAL_MALFORMED;
 }
 
-enum oob_refusal xoob_check_answer(const uint8_t *buf, size_t size,
-                                   const uint8_t self[XOOB_ID_LEN],
-                                   const uint8_t peer[XOOB_ID_LEN],
-                                   const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
-                                   const uint8_t asked[OPENIB_AUTH_NONCE_LEN],
-                                   struct xoob_msg *out)
+enum openib_refusal xoob_check_answer(const uint8_t *buf, size_t size,
+                                      const uint8_t self[XOOB_ID_LEN],
+                                      const uint8_t peer[XOOB_ID_LEN],
+                                      const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
+                                      const uint8_t asked[OPENIB_AUTH_NONCE_LEN],
+                                      struct xoob_msg *out)
 {
     struct oob_frame_view f;
 
     return decode_view(buf, size, XOOB_REP, XOOB_REJ, out, &f)
                ? oob_check_answer_frame(&f, self, peer, own_token, asked)
-               : OOB_MALFORMED;
+               : REFUSAL_MALFORMED;
 }
 
 uint64_t xoob_node_id(const char *hostname)

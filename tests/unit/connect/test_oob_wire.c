@@ -229,13 +229,13 @@ static void ud_source(void)
     struct oob_ud_addr from = { .qpn = 0x11, .lid = 5, .global = true };
 
     memcpy(from.gid, gid, 16);
-    CHECK_EQ(oob_check_ud_source(0x11, gid, 5, &from), OOB_OK);
-    CHECK_EQ(oob_check_ud_source(0x12, gid, 5, &from), OOB_BAD_SOURCE_ADDR);
-    CHECK_EQ(oob_check_ud_source(0, gid, 5, &from), OOB_BAD_SOURCE_ADDR);
-    CHECK_EQ(oob_check_ud_source(0x11, other, 5, &from), OOB_BAD_SOURCE_ADDR);
+    CHECK_EQ(oob_check_ud_source(0x11, gid, 5, &from), REFUSAL_OK);
+    CHECK_EQ(oob_check_ud_source(0x12, gid, 5, &from), REFUSAL_BAD_SOURCE_ADDR);
+    CHECK_EQ(oob_check_ud_source(0, gid, 5, &from), REFUSAL_BAD_SOURCE_ADDR);
+    CHECK_EQ(oob_check_ud_source(0x11, other, 5, &from), REFUSAL_BAD_SOURCE_ADDR);
     from.global = false; /* by LID: the GID is not looked at */
-    CHECK_EQ(oob_check_ud_source(0x11, other, 5, &from), OOB_OK);
-    CHECK_EQ(oob_check_ud_source(0x11, gid, 6, &from), OOB_BAD_SOURCE_ADDR);
+    CHECK_EQ(oob_check_ud_source(0x11, other, 5, &from), REFUSAL_OK);
+    CHECK_EQ(oob_check_ud_source(0x11, gid, 6, &from), REFUSAL_BAD_SOURCE_ADDR);
 }
 
 static void messages(void)
@@ -384,44 +384,44 @@ static void incoming(void)
     /* a well-formed REQ from a (vpid 7) to b, keyed with b's token */
     CHECK_EQ(encode_msg(buf, OOB_REQ, 0, &q, nonce1, NULL, key_b), OPAL_SUCCESS);
     /* refused before freshness: nothing remembered */
-    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_a, r, &m), OOB_BAD_MAC);
+    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_a, r, &m), REFUSAL_BAD_MAC);
     make_id(self_c, 1, 3);
-    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), self_c, 16, key_b, r, &m), OOB_WRONG_DST);
-    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 5, key_b, r, &m), OOB_NOT_MEMBER);
+    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), self_c, 16, key_b, r, &m), REFUSAL_WRONG_DST);
+    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 5, key_b, r, &m), REFUSAL_NOT_MEMBER);
     for (cut = 0; cut < OOB_MSG_SIZE; ++cut) {
         c = exact(buf, cut);
-        CHECK_EQ(oob_check_incoming(c, cut, id_b, 16, key_b, r, &m), OOB_MALFORMED);
+        CHECK_EQ(oob_check_incoming(c, cut, id_b, 16, key_b, r, &m), REFUSAL_MALFORMED);
         free(c);
     }
     CHECK_EQ(r->used, 0);
     /* good once, then a replay */
-    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m), OOB_OK);
+    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m), REFUSAL_OK);
     CHECK_EQ(m.q.num_qps, 2);
-    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m), OOB_REPLAY);
+    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m), REFUSAL_REPLAY);
     /* dst is checked before the MAC: a frame for another process of the
      * job, even a genuine one, is refused as such */
-    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), self_c, 16, key_a, r, &m), OOB_WRONG_DST);
+    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), self_c, 16, key_a, r, &m), REFUSAL_WRONG_DST);
     /* any mutated byte: refused (dst, membership or MAC, never OK) */
     {
         int i, ok = 0;
         CHECK_EQ(encode_msg(buf, OOB_REQ, 0, &q, nonce2, NULL, key_b), OPAL_SUCCESS);
         for (i = 0; i < OOB_MSG_SIZE; ++i) {
             buf[i] ^= 0x40;
-            ok += OOB_OK == oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m);
+            ok += REFUSAL_OK == oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m);
             buf[i] ^= 0x40;
         }
         CHECK_EQ(ok, 0);
     }
     /* an RTU passes the same checks; REP and REJ do not belong here */
     CHECK_EQ(encode_msg(buf, OOB_RTU, 0, NULL, nonce2, nonce1, key_b), OPAL_SUCCESS);
-    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m), OOB_OK);
+    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m), REFUSAL_OK);
     CHECK_EQ(m.type, OOB_RTU);
     CHECK(0 == memcmp(m.echo, nonce1, 8));
     CHECK_EQ(encode_msg(buf, OOB_REP, 0, &q, nonce1, NULL, key_b), OPAL_SUCCESS);
-    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m), OOB_MALFORMED);
+    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m), REFUSAL_MALFORMED);
     /* garbage */
     memset(buf, 0xa5, sizeof(buf));
-    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m), OOB_MALFORMED);
+    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m), REFUSAL_MALFORMED);
     free(r);
 }
 
@@ -442,40 +442,40 @@ static void answers(void)
     memcpy(m.nonce, nonce2, 8);
     memcpy(m.echo, nonce1, 8);
     CHECK_EQ(oob_msg_encode(buf, sizeof(buf), &m, key_a), OPAL_SUCCESS);
-    CHECK_EQ(oob_check_answer(buf, sizeof(buf), id_a, id_b, key_a, nonce1, &out), OOB_OK);
+    CHECK_EQ(oob_check_answer(buf, sizeof(buf), id_a, id_b, key_a, nonce1, &out), REFUSAL_OK);
     CHECK_EQ(out.q.qpn[0], q.qpn[0]);
     /* an answer to another request of ours */
-    CHECK_EQ(oob_check_answer(buf, sizeof(buf), id_a, id_b, key_a, nonce2, &out), OOB_REPLAY);
-    CHECK_EQ(oob_check_answer(buf, sizeof(buf), id_a, id_b, key_b, nonce1, &out), OOB_BAD_MAC);
+    CHECK_EQ(oob_check_answer(buf, sizeof(buf), id_a, id_b, key_a, nonce2, &out), REFUSAL_REPLAY);
+    CHECK_EQ(oob_check_answer(buf, sizeof(buf), id_a, id_b, key_b, nonce1, &out), REFUSAL_BAD_MAC);
     make_id(other, 1, 3);
     CHECK_EQ(oob_check_answer(buf, sizeof(buf), id_a, other, key_a, nonce1, &out),
-             OOB_WRONG_SRC);
+             REFUSAL_WRONG_SRC);
     CHECK_EQ(oob_check_answer(buf, sizeof(buf), other, id_b, key_a, nonce1, &out),
-             OOB_WRONG_DST);
-    CHECK_EQ(oob_check_answer(buf, 100, id_a, id_b, key_a, nonce1, &out), OOB_MALFORMED);
+             REFUSAL_WRONG_DST);
+    CHECK_EQ(oob_check_answer(buf, 100, id_a, id_b, key_a, nonce1, &out), REFUSAL_MALFORMED);
     /* a REQ is no answer */
     m.type = OOB_REQ;
     CHECK_EQ(oob_msg_encode(buf, sizeof(buf), &m, key_a), OPAL_SUCCESS);
     CHECK_EQ(oob_check_answer(buf, sizeof(buf), id_a, id_b, key_a, nonce1, &out),
-             OOB_MALFORMED);
+             REFUSAL_MALFORMED);
 }
 
 static void source(void)
 {
     const uint32_t pub[3] = { 0x0100000au, 0x0200000au, 0x0101a8c0u };
 
-    CHECK_EQ(oob_check_source(pub, 3, 0x0200000au), OOB_OK);
-    CHECK_EQ(oob_check_source(pub, 3, 0x0100007fu), OOB_BAD_SOURCE_ADDR);
-    CHECK_EQ(oob_check_source(pub, 0, 0x0100000au), OOB_BAD_SOURCE_ADDR);
+    CHECK_EQ(oob_check_source(pub, 3, 0x0200000au), REFUSAL_OK);
+    CHECK_EQ(oob_check_source(pub, 3, 0x0100007fu), REFUSAL_BAD_SOURCE_ADDR);
+    CHECK_EQ(oob_check_source(pub, 0, 0x0100000au), REFUSAL_BAD_SOURCE_ADDR);
     /* the reason tokens a log grep relies on */
-    CHECK_STR_HAS(oob_refusal_name(OOB_BAD_MAC), "bad-mac");
-    CHECK_STR_HAS(oob_refusal_name(OOB_NOT_MEMBER), "not-member");
-    CHECK_STR_HAS(oob_refusal_name(OOB_WRONG_DST), "wrong-dst");
-    CHECK_STR_HAS(oob_refusal_name(OOB_REPLAY), "replay");
-    CHECK_STR_HAS(oob_refusal_name(OOB_BAD_SOURCE_ADDR), "bad-source-addr");
-    CHECK_STR_HAS(oob_refusal_name(OOB_MALFORMED), "malformed");
-    CHECK_STR_HAS(oob_refusal_name(OOB_CAP), "cap");
-    CHECK_STR_HAS(oob_refusal_name(OOB_REFUSAL_MAX), "unknown");
+    CHECK_STR_HAS(openib_refusal_name(REFUSAL_BAD_MAC), "bad-mac");
+    CHECK_STR_HAS(openib_refusal_name(REFUSAL_NOT_MEMBER), "not-member");
+    CHECK_STR_HAS(openib_refusal_name(REFUSAL_WRONG_DST), "wrong-dst");
+    CHECK_STR_HAS(openib_refusal_name(REFUSAL_REPLAY), "replay");
+    CHECK_STR_HAS(openib_refusal_name(REFUSAL_BAD_SOURCE_ADDR), "bad-source-addr");
+    CHECK_STR_HAS(openib_refusal_name(REFUSAL_MALFORMED), "malformed");
+    CHECK_STR_HAS(openib_refusal_name(REFUSAL_CAP), "cap");
+    CHECK_STR_HAS(openib_refusal_name(REFUSAL_COUNT), "unknown");
 }
 
 static void keepalives(void)

@@ -74,16 +74,16 @@ static int req_chunks(const uint8_t *body, size_t blen, const uint8_t *key, cons
 }
 
 /* rcm_req_verify on a heap copy of exactly len bytes (ASan sees overreads). */
-static enum rcm_refusal verify_req(const uint8_t *pd, size_t len, uint32_t qpn0,
-                                   const uint8_t *own_id, const uint8_t *key, struct rcm_req *r,
-                                   uint8_t **keep)
+static enum openib_refusal verify_req(const uint8_t *pd, size_t len, uint32_t qpn0,
+                                      const uint8_t *own_id, const uint8_t *key, struct rcm_req *r,
+                                      uint8_t **keep)
 {
     uint8_t *c = malloc(len ? len : 1);
-    enum rcm_refusal v;
+    enum openib_refusal v;
 
     memcpy(c, pd, len);
     v = rcm_req_verify(c, len, qpn0, own_id, key, r);
-    if (NULL != keep && RCM_OK == v) {
+    if (NULL != keep && REFUSAL_OK == v) {
         *keep = c; /* r points into it */
     } else {
         free(c);
@@ -95,26 +95,26 @@ static enum rcm_refusal verify_req(const uint8_t *pd, size_t len, uint32_t qpn0,
  * (cpc_rdma_cm_responder.c, less the membership and address checks, which need
  * the BTL): verify, freshness, assembly. Returns the verdict; *complete
  * when the body is in. */
-static enum rcm_refusal responder_take(struct rcm_rx *rx, struct openib_auth_replay *seen,
-                                       const uint8_t *pd, size_t len, bool *complete)
+static enum openib_refusal responder_take(struct rcm_rx *rx, struct openib_auth_replay *seen,
+                                          const uint8_t *pd, size_t len, bool *complete)
 {
     struct rcm_req r;
     uint8_t sender[RCM_ID_LEN + 1], *keep = NULL;
-    enum rcm_refusal v = verify_req(pd, len, QPN0, id_b, key_b, &r, &keep);
+    enum openib_refusal v = verify_req(pd, len, QPN0, id_b, key_b, &r, &keep);
 
     *complete = false;
-    if (RCM_OK != v) {
+    if (REFUSAL_OK != v) {
         return v;
     }
     memcpy(sender, r.src, RCM_ID_LEN);
     sender[RCM_ID_LEN] = (uint8_t) r.idx;
     if (!openib_auth_replay_fresh(seen, sender, sizeof(sender), r.nonce)) {
         free(keep);
-        return RCM_REPLAY;
+        return REFUSAL_REPLAY;
     }
     *complete = rcm_rx_store(rx, &r);
     free(keep);
-    return RCM_OK;
+    return REFUSAL_OK;
 }
 
 /* Send q as REQ chunks the way the initiator does, verify and reassemble
@@ -139,7 +139,7 @@ static int req_round_trip(const struct openib_cpc_qp_info *q, struct openib_cpc_
         CHECK_EQ(m.arg >> 4, k);
         CHECK_EQ(m.arg & 0x0f, n);
         CHECK(0 == memcmp(m.src, id_a, RCM_ID_LEN));
-        CHECK_EQ(responder_take(&rx, seen, pd[k], clen[k], &complete), RCM_OK);
+        CHECK_EQ(responder_take(&rx, seen, pd[k], clen[k], &complete), REFUSAL_OK);
         CHECK_EQ(complete, k == n - 1);
     }
     CHECK(rx.len >= len);
@@ -169,7 +169,8 @@ static void test_round_trips(void)
         blen = rcm_body_encode(&q, body);
         len = rcm_rep_encode(rep, id_b, id_a, key_a, nonce1, QPN0, body, blen);
         CHECK_EQ(len, RCM_REP_PRIV_MAX); /* always the whole area */
-        CHECK_EQ(rcm_rep_verify(rep, len, QPN0, id_a, key_a, id_b, nonce1, &rb, &rblen), RCM_OK);
+        CHECK_EQ(rcm_rep_verify(rep, len, QPN0, id_a, key_a, id_b, nonce1, &rb, &rblen),
+                 REFUSAL_OK);
         openib_cpc_qp_info_init(&out);
         CHECK_EQ(rcm_body_decode(rb, rblen, q.qpn[0], &out), OPAL_SUCCESS);
         CHECK(same(&q, &out));
@@ -195,50 +196,50 @@ static void test_req_auth(void)
     n = req_chunks(body, blen, key_b, nonce1, pd, clen);
     CHECK_EQ(n, 3);
     for (k = 0; k < n; ++k) {
-        CHECK_EQ(verify_req(pd[k], clen[k], QPN0, id_b, key_b, &r, NULL), RCM_OK);
+        CHECK_EQ(verify_req(pd[k], clen[k], QPN0, id_b, key_b, &r, NULL), REFUSAL_OK);
         for (i = 0; i < clen[k]; ++i) {
             uint8_t x;
             for (x = 1; x != 0; x = (uint8_t) (x << 1)) { /* every bit */
                 pd[k][i] ^= x;
-                bad += RCM_OK == verify_req(pd[k], clen[k], QPN0, id_b, key_b, &r, NULL);
+                bad += REFUSAL_OK == verify_req(pd[k], clen[k], QPN0, id_b, key_b, &r, NULL);
                 pd[k][i] ^= x;
             }
             pd[k][i] ^= 0xff;
-            bad += RCM_OK == verify_req(pd[k], clen[k], QPN0, id_b, key_b, &r, NULL);
+            bad += REFUSAL_OK == verify_req(pd[k], clen[k], QPN0, id_b, key_b, &r, NULL);
             pd[k][i] ^= 0xff;
         }
-        CHECK_EQ(verify_req(pd[k], clen[k], QPN0, id_b, key_x, &r, NULL), RCM_BAD_MAC);
-        CHECK_EQ(verify_req(pd[k], clen[k], QPN0, id_b, key_a, &r, NULL), RCM_BAD_MAC);
-        CHECK_EQ(verify_req(pd[k], clen[k], QPN0, id_a, key_b, &r, NULL), RCM_BAD_MAC);
-        CHECK_EQ(verify_req(pd[k], clen[k], QPN0 ^ 1, id_b, key_b, &r, NULL), RCM_BAD_MAC);
-        CHECK_EQ(verify_req(pd[k], clen[k], QPN0, id_b, NULL, &r, NULL), RCM_BAD_MAC);
+        CHECK_EQ(verify_req(pd[k], clen[k], QPN0, id_b, key_x, &r, NULL), REFUSAL_BAD_MAC);
+        CHECK_EQ(verify_req(pd[k], clen[k], QPN0, id_b, key_a, &r, NULL), REFUSAL_BAD_MAC);
+        CHECK_EQ(verify_req(pd[k], clen[k], QPN0, id_a, key_b, &r, NULL), REFUSAL_BAD_MAC);
+        CHECK_EQ(verify_req(pd[k], clen[k], QPN0 ^ 1, id_b, key_b, &r, NULL), REFUSAL_BAD_MAC);
+        CHECK_EQ(verify_req(pd[k], clen[k], QPN0, id_b, NULL, &r, NULL), REFUSAL_BAD_MAC);
         for (cut = 0; cut < clen[k]; ++cut) {
-            bad += RCM_OK == verify_req(pd[k], cut, QPN0, id_b, key_b, &r, NULL);
+            bad += REFUSAL_OK == verify_req(pd[k], cut, QPN0, id_b, key_b, &r, NULL);
         }
-        CHECK_EQ(verify_req(pd[k], RCM_HDR_LEN, QPN0, id_b, key_b, &r, NULL), RCM_MALFORMED);
+        CHECK_EQ(verify_req(pd[k], RCM_HDR_LEN, QPN0, id_b, key_b, &r, NULL), REFUSAL_MALFORMED);
     }
     CHECK_EQ(bad, 0);
-    CHECK_EQ(verify_req(pd[0], clen[0], QPN0, id_b, key_b, &r, NULL), RCM_OK); /* restored */
-    CHECK_EQ(rcm_req_verify(NULL, 0, QPN0, id_b, key_b, &r), RCM_MALFORMED);
+    CHECK_EQ(verify_req(pd[0], clen[0], QPN0, id_b, key_b, &r, NULL), REFUSAL_OK); /* restored */
+    CHECK_EQ(rcm_req_verify(NULL, 0, QPN0, id_b, key_b, &r), REFUSAL_MALFORMED);
     /* a chunk cut short is malformed before any MAC is computed */
-    CHECK_EQ(verify_req(pd[2], clen[2] - 1, QPN0, id_b, key_b, &r, NULL), RCM_MALFORMED);
+    CHECK_EQ(verify_req(pd[2], clen[2] - 1, QPN0, id_b, key_b, &r, NULL), REFUSAL_MALFORMED);
     /* the last chunk's padding is covered too */
     pd[2][RCM_REQ_PRIV_MAX - 1] ^= 1;
-    CHECK_EQ(verify_req(pd[2], clen[2], QPN0, id_b, key_b, &r, NULL), RCM_BAD_MAC);
+    CHECK_EQ(verify_req(pd[2], clen[2], QPN0, id_b, key_b, &r, NULL), REFUSAL_BAD_MAC);
     pd[2][RCM_REQ_PRIV_MAX - 1] ^= 1;
     /* bytes past the area (a transport that delivers more) are not looked at */
     {
         uint8_t longer[RCM_REQ_PRIV_MAX + 8];
         memcpy(longer, pd[1], RCM_REQ_PRIV_MAX);
         memset(longer + RCM_REQ_PRIV_MAX, 0xee, 8);
-        CHECK_EQ(verify_req(longer, sizeof(longer), QPN0, id_b, key_b, &r, NULL), RCM_OK);
+        CHECK_EQ(verify_req(longer, sizeof(longer), QPN0, id_b, key_b, &r, NULL), REFUSAL_OK);
     }
     /* a REP is no REQ */
     {
         uint8_t rep[RCM_REP_PRIV_MAX];
         CHECK_EQ(rcm_rep_encode(rep, id_a, id_b, key_b, nonce1, QPN0, body, 10),
                  RCM_REP_PRIV_MAX);
-        CHECK_EQ(verify_req(rep, sizeof(rep), QPN0, id_b, key_b, &r, NULL), RCM_MALFORMED);
+        CHECK_EQ(verify_req(rep, sizeof(rep), QPN0, id_b, key_b, &r, NULL), REFUSAL_MALFORMED);
     }
 }
 
@@ -255,31 +256,31 @@ static void test_rep_auth(void)
     len = rcm_rep_encode(rep, id_b, id_a, key_a, nonce1, QPN0, body, blen);
     c = malloc(len);
     memcpy(c, rep, len);
-    CHECK_EQ(rcm_rep_verify(c, len, QPN0, id_a, key_a, id_b, nonce1, &rb, &rblen), RCM_OK);
+    CHECK_EQ(rcm_rep_verify(c, len, QPN0, id_a, key_a, id_b, nonce1, &rb, &rblen), REFUSAL_OK);
     for (i = 0; i < len; ++i) {
         c[i] ^= 0x5a;
-        bad += RCM_OK == rcm_rep_verify(c, len, QPN0, id_a, key_a, id_b, nonce1, &rb, &rblen);
+        bad += REFUSAL_OK == rcm_rep_verify(c, len, QPN0, id_a, key_a, id_b, nonce1, &rb, &rblen);
         c[i] ^= 0x5a;
     }
     for (i = 0; i < len; ++i) {
-        bad += RCM_OK == rcm_rep_verify(c, i, QPN0, id_a, key_a, id_b, nonce1, &rb, &rblen);
+        bad += REFUSAL_OK == rcm_rep_verify(c, i, QPN0, id_a, key_a, id_b, nonce1, &rb, &rblen);
     }
     CHECK_EQ(bad, 0);
-    CHECK_EQ(rcm_rep_verify(c, len, QPN0, id_a, key_b, id_b, nonce1, &rb, &rblen), RCM_BAD_MAC);
+    CHECK_EQ(rcm_rep_verify(c, len, QPN0, id_a, key_b, id_b, nonce1, &rb, &rblen), REFUSAL_BAD_MAC);
     CHECK_EQ(rcm_rep_verify(c, len, QPN0 + 1, id_a, key_a, id_b, nonce1, &rb, &rblen),
-             RCM_BAD_MAC);
+             REFUSAL_BAD_MAC);
     /* the answer to another request: refused, whatever its MAC */
-    CHECK_EQ(rcm_rep_verify(c, len, QPN0, id_a, key_a, id_b, nonce2, &rb, &rblen), RCM_REPLAY);
+    CHECK_EQ(rcm_rep_verify(c, len, QPN0, id_a, key_a, id_b, nonce2, &rb, &rblen), REFUSAL_REPLAY);
     CHECK_EQ(rcm_rep_verify(c, len, QPN0, id_b, key_a, id_b, nonce1, &rb, &rblen),
-             RCM_WRONG_DST);
+             REFUSAL_WRONG_DST);
     CHECK_EQ(rcm_rep_verify(c, len, QPN0, id_a, key_a, id_a, nonce1, &rb, &rblen),
-             RCM_WRONG_SRC);
+             REFUSAL_WRONG_SRC);
     free(c);
     /* a REQ is no REP (with the rest of the area zeros) */
     memset(rep, 0, sizeof(rep));
     len = rcm_req_encode(rep, id_b, id_a, key_a, nonce1, QPN0, body, 10, 0);
     CHECK_EQ(rcm_rep_verify(rep, sizeof(rep), QPN0, id_a, key_a, id_b, nonce1, &rb, &rblen),
-             RCM_MALFORMED);
+             REFUSAL_MALFORMED);
     CHECK_EQ(rcm_rep_encode(rep, id_b, id_a, key_a, nonce1, QPN0, body,
                             RCM_REP_PRIV_MAX - RCM_REP_HDR_LEN + 1), 0);
 }
@@ -317,17 +318,17 @@ static void test_interleaved(void)
     memset(&rx, 0, sizeof(rx));
     for (k = 0; k < n; ++k) {
         int j;
-        CHECK_EQ(responder_take(&rx, seen, hp[k], hl[k], &complete), RCM_OK);
+        CHECK_EQ(responder_take(&rx, seen, hp[k], hl[k], &complete), REFUSAL_OK);
         CHECK_EQ(complete, k == n - 1);
         for (j = 0; j < n && k < n - 1; ++j) {
             before = rx;
-            CHECK_EQ(responder_take(&rx, seen, fp[j], fl[j], &complete), RCM_BAD_MAC);
-            CHECK_EQ(responder_take(&rx, seen, sp[j], sl[j], &complete), RCM_BAD_MAC);
+            CHECK_EQ(responder_take(&rx, seen, fp[j], fl[j], &complete), REFUSAL_BAD_MAC);
+            CHECK_EQ(responder_take(&rx, seen, sp[j], sl[j], &complete), REFUSAL_BAD_MAC);
             CHECK(same_rx(&rx, &before)); /* untouched */
         }
         if (k < n - 1) {
             before = rx;
-            CHECK_EQ(responder_take(&rx, seen, hp[k], hl[k], &complete), RCM_REPLAY);
+            CHECK_EQ(responder_take(&rx, seen, hp[k], hl[k], &complete), REFUSAL_REPLAY);
             CHECK(same_rx(&rx, &before));
         }
     }
@@ -337,11 +338,11 @@ static void test_interleaved(void)
     CHECK(same(&q, &out));
     /* the whole handshake again, as captured: every chunk refused */
     for (k = 0; k < n; ++k) {
-        CHECK_EQ(responder_take(&rx, seen, hp[k], hl[k], &complete), RCM_REPLAY);
+        CHECK_EQ(responder_take(&rx, seen, hp[k], hl[k], &complete), REFUSAL_REPLAY);
     }
     /* the peer starting over (a new nonce) restarts the assembly */
     n = req_chunks(hb, hlen, key_b, nonce2, hp, hl);
-    CHECK_EQ(responder_take(&rx, seen, hp[0], hl[0], &complete), RCM_OK);
+    CHECK_EQ(responder_take(&rx, seen, hp[0], hl[0], &complete), REFUSAL_OK);
     CHECK_EQ(rx.mask, 1);
     CHECK(0 == memcmp(rx.nonce, nonce2, sizeof(nonce2)));
     free(seen);
@@ -396,16 +397,18 @@ static void test_refusal_names(void)
 {
     int i, j;
 
-    for (i = 1; i < RCM_REFUSAL_COUNT; ++i) {
-        CHECK(0 != strcmp(rcm_refusal_name((enum rcm_refusal) i), "?"));
+    for (i = 1; i < REFUSAL_COUNT; ++i) {
+        CHECK(0 != strcmp(openib_refusal_name((enum openib_refusal) i), "unknown"));
         for (j = 1; j < i; ++j) {
-            CHECK(0 != strcmp(rcm_refusal_name((enum rcm_refusal) i),
-                              rcm_refusal_name((enum rcm_refusal) j)));
+            CHECK(0 != strcmp(openib_refusal_name((enum openib_refusal) i),
+                              openib_refusal_name((enum openib_refusal) j)));
         }
     }
-    CHECK_STR_HAS(rcm_refusal_name(RCM_BAD_MAC), "bad-mac");
-    CHECK_STR_HAS(rcm_refusal_name(RCM_BAD_SOURCE_ADDR), "bad-source-addr");
-    CHECK_EQ(strcmp(rcm_refusal_name(RCM_REFUSAL_COUNT), "?"), 0);
+    CHECK_STR_HAS(openib_refusal_name(REFUSAL_BAD_MAC), "bad-mac");
+    CHECK_STR_HAS(openib_refusal_name(REFUSAL_BAD_SOURCE_ADDR), "bad-source-addr");
+    /* one vocabulary with oob's now (wire_refusal.h): its word for a value
+     * out of range, "unknown", replaced rdma_cm's own "?" */
+    CHECK_STR_HAS(openib_refusal_name(REFUSAL_COUNT), "unknown");
 }
 
 static void test_refusals(void)
@@ -520,34 +523,38 @@ static void test_qp_frames(void)
 
     CHECK(RCM_QP_FRAME_LEN <= RCM_REQ_PRIV_MAX);
     CHECK_EQ(rcm_qp_frame_encode(pd, RCM_QREQ, id_a, id_b, key_b, nonce1, 5), RCM_QP_FRAME_LEN);
-    CHECK_EQ(rcm_qp_frame_verify(pd, sizeof(pd), RCM_QREQ, id_b, key_b, src, nonce, &q), RCM_OK);
+    CHECK_EQ(rcm_qp_frame_verify(pd, sizeof(pd), RCM_QREQ, id_b, key_b, src, nonce, &q),
+             REFUSAL_OK);
     CHECK_EQ(q, 5u);
     CHECK_EQ(memcmp(src, id_a, RCM_ID_LEN), 0);
     CHECK_EQ(memcmp(nonce, nonce1, OPENIB_AUTH_NONCE_LEN), 0);
     for (i = 0; i < sizeof(pd); ++i) {
         pd[i] ^= 0x01;
-        bad += RCM_OK == rcm_qp_frame_verify(pd, sizeof(pd), RCM_QREQ, id_b, key_b, src, nonce, &q);
+        bad += REFUSAL_OK ==
+               rcm_qp_frame_verify(pd, sizeof(pd), RCM_QREQ, id_b, key_b, src, nonce, &q);
         pd[i] ^= 0x81;
-        bad += RCM_OK == rcm_qp_frame_verify(pd, sizeof(pd), RCM_QREQ, id_b, key_b, src, nonce, &q);
+        bad += REFUSAL_OK ==
+               rcm_qp_frame_verify(pd, sizeof(pd), RCM_QREQ, id_b, key_b, src, nonce, &q);
         pd[i] ^= 0x80;
     }
     for (cut = 0; cut < sizeof(pd); ++cut) {
-        bad += RCM_OK == rcm_qp_frame_verify(pd, cut, RCM_QREQ, id_b, key_b, src, nonce, &q);
+        bad += REFUSAL_OK == rcm_qp_frame_verify(pd, cut, RCM_QREQ, id_b, key_b, src, nonce, &q);
     }
     CHECK_EQ(bad, 0);
     CHECK_EQ(rcm_qp_frame_verify(pd, sizeof(pd), RCM_QREQ, id_b, key_a, src, nonce, &q),
-             RCM_BAD_MAC);
+             REFUSAL_BAD_MAC);
     CHECK_EQ(rcm_qp_frame_verify(pd, sizeof(pd), RCM_QREQ, id_a, key_b, src, nonce, &q),
-             RCM_BAD_MAC);
+             REFUSAL_BAD_MAC);
     CHECK_EQ(rcm_qp_frame_verify(pd, sizeof(pd), RCM_QREP, id_b, key_b, src, nonce, &q),
-             RCM_MALFORMED);
+             REFUSAL_MALFORMED);
     /* the answer, keyed the other way */
     CHECK_EQ(rcm_qp_frame_encode(pd, RCM_QREP, id_b, id_a, key_a, nonce2, 0), RCM_QP_FRAME_LEN);
-    CHECK_EQ(rcm_qp_frame_verify(pd, sizeof(pd), RCM_QREP, id_a, key_a, src, nonce, &q), RCM_OK);
+    CHECK_EQ(rcm_qp_frame_verify(pd, sizeof(pd), RCM_QREP, id_a, key_a, src, nonce, &q),
+             REFUSAL_OK);
     CHECK_EQ(q, 0u);
     CHECK_EQ(memcmp(nonce, nonce2, OPENIB_AUTH_NONCE_LEN), 0);
     CHECK_EQ(rcm_qp_frame_verify(pd, sizeof(pd), RCM_QREP, id_a, key_b, src, nonce, &q),
-             RCM_BAD_MAC);
+             REFUSAL_BAD_MAC);
     /* no frame for a QP index past the last, nor of another type */
     CHECK_EQ(rcm_qp_frame_encode(pd, RCM_QREQ, id_a, id_b, key_b, nonce1, OPENIB_CPC_MAX_QPS), 0u);
     CHECK_EQ(rcm_qp_frame_encode(pd, RCM_REQ, id_a, id_b, key_b, nonce1, 0), 0u);

@@ -544,7 +544,7 @@ static void strangers(void)
     /* a member's request: answered, sealed with its token, echoing */
     forge(req, 10, 0x900, 0x77, token, nonce);
     CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 1);
-    CHECK_EQ(xoob_check_answer(ans, sizeof(ans), ini, self, token, nonce, &out), OOB_OK);
+    CHECK_EQ(xoob_check_answer(ans, sizeof(ans), ini, self, token, nonce, &out), REFUSAL_OK);
     CHECK_EQ(out.type, XOOB_REP);
     CHECK_EQ(bb.tgt_made, 1);
     /* the same bytes again: a replay, no answer, nothing made */
@@ -554,24 +554,24 @@ static void strangers(void)
     for (q = 1; q < 4; ++q) {
         forge(req, 10, 0x900 + q, 0x77, token, nonce);
         CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 1);
-        CHECK_EQ(xoob_check_answer(ans, sizeof(ans), ini, self, token, nonce, &out), OOB_OK);
+        CHECK_EQ(xoob_check_answer(ans, sizeof(ans), ini, self, token, nonce, &out), REFUSAL_OK);
         CHECK_EQ(out.type, XOOB_REP);
     }
     CHECK_EQ(bb.tgt_made, 4);
     forge(req, 10, 0x9ff, 0x77, token, nonce);
     CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 1);
-    CHECK_EQ(xoob_check_answer(ans, sizeof(ans), ini, self, token, nonce, &out), OOB_OK);
+    CHECK_EQ(xoob_check_answer(ans, sizeof(ans), ini, self, token, nonce, &out), REFUSAL_OK);
     CHECK_EQ(out.type, XOOB_REJ);
     CHECK_EQ(bb.tgt_made, 4);
     /* a repeated request for a send QP it has: the same target QP, no new one */
     forge(req, 10, 0x901, 0x77, token, nonce);
     CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 1);
-    CHECK_EQ(xoob_check_answer(ans, sizeof(ans), ini, self, token, nonce, &out), OOB_OK);
+    CHECK_EQ(xoob_check_answer(ans, sizeof(ans), ini, self, token, nonce, &out), REFUSAL_OK);
     CHECK_EQ(out.type, XOOB_REP);
     /* a member's wrong queue layout: REJ with the parameter named, nothing made */
     forge(req, 10, 0x901, 0x78, token, nonce);
     CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 1);
-    CHECK_EQ(xoob_check_answer(ans, sizeof(ans), ini, self, token, nonce, &out), OOB_OK);
+    CHECK_EQ(xoob_check_answer(ans, sizeof(ans), ini, self, token, nonce, &out), REFUSAL_OK);
     CHECK_EQ(out.type, XOOB_REJ);
     CHECK_STR_HAS(out.why, "btl_openib_receive_queues");
 

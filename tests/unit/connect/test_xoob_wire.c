@@ -270,24 +270,24 @@ static void checks(void)
 
     sample_msg(&in); /* REQ from vpid 1 to vpid 2 */
     CHECK_EQ(xoob_msg_encode(&in, buf, sizeof(buf), key_b), OPAL_SUCCESS);
-    CHECK_EQ(xoob_check_request(buf, sizeof(buf), in.dst, 4, key_a, r, &out), OOB_BAD_MAC);
-    CHECK_EQ(xoob_check_request(buf, sizeof(buf), other, 4, key_b, r, &out), OOB_WRONG_DST);
-    CHECK_EQ(xoob_check_request(buf, sizeof(buf), in.dst, 1, key_b, r, &out), OOB_NOT_MEMBER);
-    CHECK_EQ(xoob_check_request(buf, 159, in.dst, 4, key_b, r, &out), OOB_MALFORMED);
+    CHECK_EQ(xoob_check_request(buf, sizeof(buf), in.dst, 4, key_a, r, &out), REFUSAL_BAD_MAC);
+    CHECK_EQ(xoob_check_request(buf, sizeof(buf), other, 4, key_b, r, &out), REFUSAL_WRONG_DST);
+    CHECK_EQ(xoob_check_request(buf, sizeof(buf), in.dst, 1, key_b, r, &out), REFUSAL_NOT_MEMBER);
+    CHECK_EQ(xoob_check_request(buf, 159, in.dst, 4, key_b, r, &out), REFUSAL_MALFORMED);
     for (i = 0; i < OOB_MSG_SIZE; ++i) {
         buf[i] ^= 0x08;
-        ok += OOB_OK == xoob_check_request(buf, sizeof(buf), in.dst, 4, key_b, r, &out);
+        ok += REFUSAL_OK == xoob_check_request(buf, sizeof(buf), in.dst, 4, key_b, r, &out);
         buf[i] ^= 0x08;
     }
     CHECK_EQ(ok, 0);
     CHECK_EQ(r->used, 0); /* nothing refused was remembered */
-    CHECK_EQ(xoob_check_request(buf, sizeof(buf), in.dst, 4, key_b, r, &out), OOB_OK);
+    CHECK_EQ(xoob_check_request(buf, sizeof(buf), in.dst, 4, key_b, r, &out), REFUSAL_OK);
     CHECK_EQ(out.qpn, in.qpn);
-    CHECK_EQ(xoob_check_request(buf, sizeof(buf), in.dst, 4, key_b, r, &out), OOB_REPLAY);
+    CHECK_EQ(xoob_check_request(buf, sizeof(buf), in.dst, 4, key_b, r, &out), REFUSAL_REPLAY);
     /* a REP is no request */
     in.type = XOOB_REP;
     CHECK_EQ(xoob_msg_encode(&in, buf, sizeof(buf), key_b), OPAL_SUCCESS);
-    CHECK_EQ(xoob_check_request(buf, sizeof(buf), in.dst, 4, key_b, r, &out), OOB_MALFORMED);
+    CHECK_EQ(xoob_check_request(buf, sizeof(buf), in.dst, 4, key_b, r, &out), REFUSAL_MALFORMED);
 
     /* an answer: vpid 2 answers vpid 1, keyed with 1's token (key_a),
      * echoing the REQ's nonce */
@@ -298,17 +298,17 @@ static void checks(void)
     memcpy(in.echo, "asked-01", 8);
     CHECK_EQ(xoob_msg_encode(&in, buf, sizeof(buf), key_a), OPAL_SUCCESS);
     CHECK_EQ(xoob_check_answer(buf, sizeof(buf), in.dst, in.src, key_a,
-                               (const uint8_t *) "asked-01", &out), OOB_OK);
+                               (const uint8_t *) "asked-01", &out), REFUSAL_OK);
     CHECK_EQ(xoob_check_answer(buf, sizeof(buf), in.dst, in.src, key_a,
-                               (const uint8_t *) "asked-02", &out), OOB_REPLAY);
+                               (const uint8_t *) "asked-02", &out), REFUSAL_REPLAY);
     CHECK_EQ(xoob_check_answer(buf, sizeof(buf), in.dst, in.src, key_b,
-                               (const uint8_t *) "asked-01", &out), OOB_BAD_MAC);
+                               (const uint8_t *) "asked-01", &out), REFUSAL_BAD_MAC);
     CHECK_EQ(xoob_check_answer(buf, sizeof(buf), in.dst, other, key_a,
-                               (const uint8_t *) "asked-01", &out), OOB_WRONG_SRC);
+                               (const uint8_t *) "asked-01", &out), REFUSAL_WRONG_SRC);
     CHECK_EQ(xoob_check_answer(buf, sizeof(buf), other, in.src, key_a,
-                               (const uint8_t *) "asked-01", &out), OOB_WRONG_DST);
+                               (const uint8_t *) "asked-01", &out), REFUSAL_WRONG_DST);
     CHECK_EQ(xoob_check_answer(buf, 100, in.dst, in.src, key_a, (const uint8_t *) "asked-01",
-                               &out), OOB_MALFORMED);
+                               &out), REFUSAL_MALFORMED);
     free(r);
 }
 
