@@ -31,11 +31,6 @@
 struct oob_chan oob_ch = { .lock = PTHREAD_MUTEX_INITIALIZER, .gone = PTHREAD_COND_INITIALIZER,
                            .wake_fd = -1, .ping_ms = PING_MS_MAX };
 
-long oob_chan_now_ms(void)
-{
-    return openib_now_ms();
-}
-
 void oob_chan_wake(void)
 {
     uint64_t one = 1;

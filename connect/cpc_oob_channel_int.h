@@ -160,7 +160,6 @@ static inline struct session *sess_at(int slot)
 }
 
 /* cpc_oob_channel.c, with ch.lock held unless said */
-long oob_chan_now_ms(void);
 void oob_chan_wake(void);
 int oob_chan_alloc_session(void);         /* a free slot, or -1 */
 void oob_chan_sess_free(int sid);         /* on the service thread (or after it stopped) */
