@@ -27,15 +27,19 @@ cmd="$(clean <"$DIR/command" 2>/dev/null); results: $DIR"
 
 # datablocks: the curves as gnuplot data blocks, $CONFIG_TEST, rows "size
 # median low high" (low/high: the quartiles, or the round range where there
-# are none); size 0 is left out (logarithmic axis)
+# are none); size 0 is left out (logarithmic axis).  Rows in size order:
+# perftest's come in the order its runs were made, and a line drawn
+# through them unsorted goes back and forth.
 datablocks() {
-	awk -F, 'NR > 1 && $2 > 0 {
+	tail -n +2 "$DIR/curves.csv" | sort -t, -k2,2n | awk -F, '$2 > 0 {
 		k = $1 "_" $3
 		if (!(k in seen)) { seen[k] = 1; order[++n] = k }
 		rows[k] = rows[k] sprintf("%s %s %s %s\n", $2, $7, $8 == "" ? $10 : $8, $9 == "" ? $11 : $9)
 	}
-	END { for (i = 1; i <= n; i++) printf "$%s << EOD\n%sEOD\n", order[i], rows[order[i]] }' "$DIR/curves.csv"
+	END { for (i = 1; i <= n; i++) printf "$%s << EOD\n%sEOD\n", order[i], rows[order[i]] }'
 }
+# the x axis reaches past the largest size measured (the sweep goes to 16 MiB)
+xmax=$(awk -F, 'NR > 1 && $2 + 0 > m { m = $2 + 0 } END { print (m > 0 ? m : 1048576) * 1.5 }' "$DIR/curves.csv")
 # plots TEST: the plot command's list for TEST, one entry per configuration
 plots() {
 	local c sep='' i=0
@@ -76,7 +80,7 @@ set style line 4 lc rgb "#1f77b4" lw 2 pt 9 ps 0.8
 set style line 5 lc rgb "#2ca02c" lw 2 pt 11 ps 0.8
 set logscale xy 2
 set format x "%.0b%B"
-set xrange [0.7:1.5*1048576]
+set xrange [0.7:$xmax]
 set grid
 set key top left
 set bars small

@@ -198,6 +198,8 @@ done
 				printf "%s against UCX, every size of the sweep: %s\n", c,
 					c in behind ? "more than 5% behind at" behind[c] : "never more than 5% behind"
 		}' "$DIR/ratios.csv" | sort
+	# Each performance target (README, "Performance"): met, or how far off.
+	awk -f "$HERE/targets.awk" "$DIR/ratios.csv" "$DIR/curves.csv"
 	# Where the MPI figures came from: hosts and rxe packets of round 1.
 	for c in openib_oob openib_rdma_cm ucx tcp; do
 		b=$DIR/mpi_$c.r1
