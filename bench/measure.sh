@@ -26,6 +26,7 @@
 #
 # Environment (set by run-bench.sh): OPENIB_BENCH_BIN, OPENIB_CONN_BIN, OPENIB_BENCH_ONLY,
 # OPENIB_BENCH_CONN_ONLY (1: the connection rows only),
+# OPENIB_BENCH_CONN_ROUNDS (cross: connection rows in the first N rounds only),
 # OPENIB_BENCH_ROUNDS, OPENIB_BENCH_QUICK, OPENIB_BENCH_ARGS,
 # OPENIB_BENCH_STEP_TIMEOUT, and lib.sh's (OPENIB_BUILDDIR, OPENIB_HOSTS...).
 
@@ -293,6 +294,7 @@ else
 	TCP_DEV_ARGS=()
 fi
 conn_only=${OPENIB_BENCH_CONN_ONLY:-0}
+conn_rounds=${OPENIB_BENCH_CONN_ROUNDS:-$rounds}
 for ((ROUND = 1; ROUND <= rounds; ROUND++)); do
 	r="$MODE node, round $ROUND/$rounds"
 	[ "$MODE" = iwarp ] && r="iWARP, round $ROUND/$rounds"
@@ -327,7 +329,7 @@ for ((ROUND = 1; ROUND <= rounds; ROUND++)); do
 		fi
 	fi
 	if [[ $only == *,tcp,* ]]; then timed "$r: TCP" mpi tcp "${MPI_TCP_ARGS[@]}" "${TCP_DEV_ARGS[@]}"; fi
-	if [ "$MODE" = cross ]; then timed "$r: connection setup, ${SCALE_RANKS[*]} ranks" scale_round; fi
+	if [ "$MODE" = cross ] && [ "$ROUND" -le "$conn_rounds" ]; then timed "$r: connection setup, ${SCALE_RANKS[*]} ranks" scale_round; fi
 done
 secs_since "$T_START" >"$RES/guest-elapsed"
 exit 0

@@ -23,6 +23,9 @@
 #   OPENIB_BUILDDIR    where our component was built
 #                      ($OPENIB_BUILDDIR/.libs/mca_btl_openib.so)
 #   OPENIB_BENCH_ROUNDS  rounds of every measurement (default 5; --quick: 1)
+#   OPENIB_BENCH_CONN_ROUNDS  the cross-node table's connection rows in the
+#                      first N rounds only (default every round; each takes
+#                      about 10 minutes on the emulated bed; 0: none)
 #   OPENIB_BENCH_QUICK=1 the same as --quick
 #   OPENIB_BENCH_ARGS  extra options for openib_bench (see openib_bench -h)
 #   OPENIB_GUEST_OPTS  extra options for openib-guest (e.g. "--mtu 4200")
@@ -55,7 +58,7 @@ QUICK=${OPENIB_BENCH_QUICK:-0}
 # The command line, as the tables and plots will say: the settings from the
 # environment, then the command (main-job.sh names itself) and its arguments.
 COMMAND=''
-for v in OPENIB_BENCH_ROUNDS OPENIB_BENCH_QUICK OPENIB_BENCH_ARGS OPENIB_GUEST_OPTS; do
+for v in OPENIB_BENCH_ROUNDS OPENIB_BENCH_CONN_ROUNDS OPENIB_BENCH_QUICK OPENIB_BENCH_ARGS OPENIB_GUEST_OPTS; do
 	[ -n "${!v:-}" ] && COMMAND+="$v=$(printf %q "${!v}") "
 done
 COMMAND+="${OPENIB_BENCH_COMMAND:-bash bench/run-bench.sh}${*:+ $*}"
