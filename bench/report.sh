@@ -3,10 +3,11 @@
 # that measure.sh filled (RESULTS/single-node, RESULTS/cross-node or
 # RESULTS/iwarp).
 # Writes DIR/curves.csv and DIR/ratios.csv (aggregate.awk), DIR/summary.csv
-# (the table's rows), DIR/table.txt (what it prints) and DIR/bench.png
-# (plot.sh).  Exit status 0 only when every configuration that was asked
-# for ran fine in every round: exit status 0, every message verified, and
-# across nodes the two ranks on two different hosts.
+# (the table's rows), DIR/table.txt (what it prints), DIR/table.md (its two
+# tables in markdown, as the README shows them) and DIR/bench.png
+# (plot.sh).  Exit status 0 only when every configuration that was asked for
+# ran fine in every round: exit status 0, every message verified, and across
+# nodes the two ranks on two different hosts.
 
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -110,7 +111,7 @@ done
 	echo "== quartiles (the interquartile range of the samples within one mpirun); cells"
 	echo "== with (lo-hi) are perftest bandwidth and rate, one figure per run: lowest-highest"
 	echo "== round.  n: samples per round, MPI / raw.  Latency: lower is better."
-	awk -F, -v cols="$cols" -v na="$na" -v rows="$ROWS" -v csv="$DIR/summary.csv" '
+	awk -F, -v cols="$cols" -v na="$na" -v rows="$ROWS" -v csv="$DIR/summary.csv" -v md="$DIR/table.md" '
 		BEGIN { nn = split(na, T, " "); for (i = 1; i <= nn; i++) NA[T[i]] = 1 }
 		function num(x) { return x >= 100 ? sprintf("%.0f", x) : x >= 10 ? sprintf("%.1f", x) : sprintf("%.2f", x) }
 		function cell(c, k) {
@@ -143,19 +144,25 @@ done
 			name["openib_rdma_cm"] = "openib(rdma_cm)"; name["ucx"] = "UCX"; name["tcp"] = "TCP"
 			nr = split(rows, RW, "\n")
 			printf "%-28s", "metric"
-			for (i = 1; i <= nc; i++) printf " %-22s", name[C[i]]
+			printf "| metric |" >md
+			for (i = 1; i <= nc; i++) { printf " %-22s", name[C[i]]; printf " %s |", name[C[i]] >md }
 			printf " %s\n", "n"
+			printf " samples per round, MPI/raw |\n|---|" >md
+			for (i = 0; i <= nc; i++) printf "---|" >md
+			printf "\n" >md
 			print "metric,unit,config,median,q1,q3,round_min,round_max,rounds,samples_per_round,source" >csv
 			for (r = 1; r <= nr; r++) {
 				split(RW[r], f, "|")
 				k = f[3] SUBSEP f[4]
 				if (!measured(k)) continue
 				printf "%-28s", f[2]
+				printf "| %s |", f[2] >md
 				nm = nraw = "-"
 				for (i = 1; i <= nc; i++) {
 					c = C[i]
-					if (c == "raw" && f[5] == "") { printf " %-22s", "-"; continue }
+					if (c == "raw" && f[5] == "") { printf " %-22s", "-"; printf " - |" >md; continue }
 					printf " %-22s", cell(c, k)
+					printf " %s |", cell(c, k) >md
 					if ((c, k) in M) {
 						if (c == "raw") nraw = N[c, k]; else nm = N[c, k]
 						printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", f[1], U[c, k], c, M[c, k],
@@ -164,8 +171,10 @@ done
 					}
 				}
 				printf " %s/%s\n", nm, nraw
+				printf " %s/%s |\n", nm, nraw >md
 			}
 			printf "\n%-28s", "ratio (lowest-highest round)"
+			printf "\n| ratio: median (lowest-highest round) |" >md
 			np = 0 # the pairs whose two configurations are columns here
 			split("openib_oob/raw openib_oob/ucx openib_rdma_cm/raw openib_rdma_cm/ucx", AP, " ")
 			for (i = 1; i <= 4; i++) {
@@ -175,15 +184,24 @@ done
 			for (i = 1; i <= np; i++) {
 				split(P[i], ab, "/")
 				printf " %-26s", name[ab[1]] "/" name[ab[2]]
+				printf " %s |", name[ab[1]] "/" name[ab[2]] >md
 			}
 			printf "\n"
+			printf "\n|---|" >md
+			for (i = 1; i <= np; i++) printf "---|" >md
+			printf "\n" >md
 			for (r = 1; r <= nr; r++) {
 				split(RW[r], f, "|")
 				if (!measured(f[3] SUBSEP f[4])) continue
 				sub(/ \(.*\)$/, "", f[2])
 				printf "%-28s", f[2]
-				for (i = 1; i <= np; i++) printf " %-26s", rcell(P[i], f[3] SUBSEP f[4])
+				printf "| %s |", f[2] >md
+				for (i = 1; i <= np; i++) {
+					printf " %-26s", rcell(P[i], f[3] SUBSEP f[4])
+					printf " %s |", rcell(P[i], f[3] SUBSEP f[4]) >md
+				}
 				printf "\n"
+				printf "\n" >md
 			}
 		}' "$DIR/curves.csv" "$DIR/ratios.csv"
 	# Every size of the sweep against UCX, then each performance target
