@@ -68,6 +68,24 @@ for png in $(sed -n 's/^!\[[^]]*\](\(bench\/reference\/[^)]*\)\/bench\.png)$/\1/
 done
 [ "$n" -gt 0 ] && pass "README shows $n results directories" || fail "no results directory's plot found in README.md"
 
+# The README's targets table is what bench/targets-md.sh makes of the one-
+# and two-node results directories whose plots it shows.
+one=$(sed -n 's/^!\[[^]]*\](\(bench\/reference\/[^)]*\/single-node\)\/bench\.png)$/\1/p' README.md)
+two=$(sed -n 's/^!\[[^]]*\](\(bench\/reference\/[^)]*\/cross-node\)\/bench\.png)$/\1/p' README.md)
+if bash bench/targets-md.sh "one node=$one" "two nodes=$two" >"$tmp/targets.md" 2>&1; then
+    awk '/^\| target \|/ { on = 1 } on && !/^\|/ { exit } on' README.md >"$tmp/readme-targets.md"
+    if [ -s "$tmp/readme-targets.md" ] && cmp -s "$tmp/targets.md" "$tmp/readme-targets.md"; then
+        pass "README's targets table is bench/targets-md.sh's for $one and $two"
+    else
+        fail "README's targets table differs from bench/targets-md.sh's for $one and $two:"
+        diff "$tmp/targets.md" "$tmp/readme-targets.md" | head -20
+    fi
+else
+    fail "bench/targets-md.sh failed:"
+    cat "$tmp/targets.md"
+fi
+expect_grep "$tmp/targets.md" '^\| 8 B latency, x UCX, target <= 0\.95 \| [0-9.]+: (\*\*met\*\*|missed by [0-9.]+%) \|' "targets-md.sh: the 8 B latency row, figure and verdict"
+
 # A round whose verification failed: the report fails and says which round.
 cp -r "$ref" "$tmp/bad"
 sed -i 's/^# verification: \(.*\) 0 errors: PASSED$/# verification: \1 3 errors: FAILED/' "$tmp/bad/mpi_ucx.r2.csv"
