@@ -17,7 +17,7 @@ snap() {
 for i in 1 2 3 4 5 6; do
   for cfg in oob ucx; do
     a=$(snap)
-    if [ $cfg = ucx ]; then args=("${MPI_UCX_ARGS[@]}"); else args=(--mca pml ob1 --mca btl openib,self --mca btl_openib_cpc_include oob); fi
+    if [ $cfg = ucx ]; then args=("${MPI_UCX_ARGS[@]}"); else args=(--mca pml ob1 --mca btl 'openib,self' --mca btl_openib_cpc_include oob); fi
     timeout 120 mpirun --allow-run-as-root --oversubscribe -np 2 "${args[@]}" $B --csv -t uni -m 4K -M 4K -b 300 > m.$cfg.$i.csv 2>m.$cfg.$i.err
     b=$(snap)
     bw=$(awk -F, '$2=="uni"{print $6}' m.$cfg.$i.csv)
