@@ -161,8 +161,9 @@ done
 				for (i = 1; i <= nc; i++) {
 					c = C[i]
 					if (c == "raw" && f[5] == "") { printf " %-22s", "-"; printf " - |" >md; continue }
-					printf " %-22s", cell(c, k)
-					printf " %s |", cell(c, k) >md
+					cv = cell(c, k)
+					printf " %-22s", cv
+					printf " %s |", cv >md
 					if ((c, k) in M) {
 						if (c == "raw") nraw = N[c, k]; else nm = N[c, k]
 						printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", f[1], U[c, k], c, M[c, k],
@@ -197,8 +198,9 @@ done
 				printf "%-28s", f[2]
 				printf "| %s |", f[2] >md
 				for (i = 1; i <= np; i++) {
-					printf " %-26s", rcell(P[i], f[3] SUBSEP f[4])
-					printf " %s |", rcell(P[i], f[3] SUBSEP f[4]) >md
+					cv = rcell(P[i], f[3] SUBSEP f[4])
+					printf " %-26s", cv
+					printf " %s |", cv >md
 				}
 				printf "\n"
 				printf "\n" >md
