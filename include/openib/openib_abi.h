@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,6 +57,19 @@ static inline int openib_abi_check_size(const void *p, size_t given, size_t min_
             return -E2BIG;
         }
     }
+    return 0;
+}
+
+/*
+ * What every versioned struct's _init() does: zero the whole struct, padding
+ * too (an older reader checks our tail, rule 3), then record in its size
+ * field the size this header gives it. Not an interface of its own: call the
+ * _init() of the struct.
+ */
+static inline int openib_abi_init_sized_(void *obj, uint32_t *size, size_t len)
+{
+    memset(obj, 0, len);
+    *size = (uint32_t) len;
     return 0;
 }
 

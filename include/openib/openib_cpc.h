@@ -312,37 +312,28 @@ struct openib_cpc_module {
 #define OPENIB_CPC_ENDPOINT_INITIALIZER { .size = sizeof(struct openib_cpc_endpoint) }
 #define OPENIB_CPC_MODULE_INITIALIZER { .size = sizeof(struct openib_cpc_module) }
 
-/* What each _init() below does: zero the whole struct, padding too (an
- * older reader checks our tail), then record the size this header gives it.
- * Not an interface of its own: call the _init() of the struct. */
-static inline int openib_cpc_init_sized_(void *obj, uint32_t *size, size_t len)
-{
-    memset(obj, 0, len);
-    *size = (uint32_t) len;
-    return 0;
-}
-
+/* Each _init() below: openib_abi_init_sized_() (openib_abi.h). */
 static inline int openib_cpc_port_init(struct openib_cpc_port *p)
 {
-    return openib_cpc_init_sized_(p, &p->size, sizeof(*p));
+    return openib_abi_init_sized_(p, &p->size, sizeof(*p));
 }
 static inline void openib_cpc_port_destroy(struct openib_cpc_port *p) { (void) p; }
 
 static inline int openib_cpc_endpoint_init(struct openib_cpc_endpoint *e)
 {
-    return openib_cpc_init_sized_(e, &e->size, sizeof(*e));
+    return openib_abi_init_sized_(e, &e->size, sizeof(*e));
 }
 static inline void openib_cpc_endpoint_destroy(struct openib_cpc_endpoint *e) { (void) e; }
 
 static inline int openib_cpc_module_init(struct openib_cpc_module *m)
 {
-    return openib_cpc_init_sized_(m, &m->size, sizeof(*m));
+    return openib_abi_init_sized_(m, &m->size, sizeof(*m));
 }
 static inline void openib_cpc_module_destroy(struct openib_cpc_module *m) { (void) m; }
 
 static inline int openib_cpc_qp_info_init(struct openib_cpc_qp_info *q)
 {
-    return openib_cpc_init_sized_(q, &q->size, sizeof(*q));
+    return openib_abi_init_sized_(q, &q->size, sizeof(*q));
 }
 static inline void openib_cpc_qp_info_destroy(struct openib_cpc_qp_info *q) { (void) q; }
 

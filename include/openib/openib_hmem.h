@@ -166,9 +166,7 @@ struct openib_hmem_override_ops {
 #define OPENIB_HMEM_OVERRIDE_OPS_INITIALIZER { .size = sizeof(struct openib_hmem_override_ops) }
 static inline int openib_hmem_override_ops_init(struct openib_hmem_override_ops *ops)
 {
-    memset(ops, 0, sizeof(*ops));
-    ops->size = sizeof(*ops);
-    return 0;
+    return openib_abi_init_sized_(ops, &ops->size, sizeof(*ops));
 }
 static inline void openib_hmem_override_ops_destroy(struct openib_hmem_override_ops *ops)
 {
@@ -199,9 +197,7 @@ struct openib_hmem_stats {
 #define OPENIB_HMEM_STATS_INITIALIZER { .size = sizeof(struct openib_hmem_stats) }
 static inline int openib_hmem_stats_init(struct openib_hmem_stats *st)
 {
-    memset(st, 0, sizeof(*st));
-    st->size = sizeof(*st);
-    return 0;
+    return openib_abi_init_sized_(st, &st->size, sizeof(*st));
 }
 static inline void openib_hmem_stats_destroy(struct openib_hmem_stats *st)
 {
@@ -230,9 +226,7 @@ struct openib_hmem_object_ops {
 #define OPENIB_HMEM_OBJECT_OPS_INITIALIZER { .size = sizeof(struct openib_hmem_object_ops) }
 static inline int openib_hmem_object_ops_init(struct openib_hmem_object_ops *ops)
 {
-    memset(ops, 0, sizeof(*ops));
-    ops->size = sizeof(*ops);
-    return 0;
+    return openib_abi_init_sized_(ops, &ops->size, sizeof(*ops));
 }
 static inline void openib_hmem_object_ops_destroy(struct openib_hmem_object_ops *ops)
 {
@@ -257,8 +251,7 @@ struct openib_hmem_object {
     { .size = sizeof(struct openib_hmem_object), .abi_version = OPENIB_HMEM_ABI_VERSION }
 static inline int openib_hmem_object_init(struct openib_hmem_object *obj)
 {
-    memset(obj, 0, sizeof(*obj));
-    obj->size = sizeof(*obj);
+    openib_abi_init_sized_(obj, &obj->size, sizeof(*obj));
     obj->abi_version = OPENIB_HMEM_ABI_VERSION;
     return 0;
 }
@@ -383,8 +376,7 @@ struct openib_hmem_plugin_info {
     }
 static inline int openib_hmem_plugin_info_init(struct openib_hmem_plugin_info *info)
 {
-    memset(info, 0, sizeof(*info));
-    info->size = sizeof(*info);
+    openib_abi_init_sized_(info, &info->size, sizeof(*info));
     info->abi_version = OPENIB_HMEM_ABI_VERSION;
     return 0;
 }
