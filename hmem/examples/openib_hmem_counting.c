@@ -129,59 +129,75 @@ static void counting_report(void)
     }
 }
 
-/* Puts ours in front of the object's op of this type, which *next keeps
+/* The ops this plug-in counts: each under the names OPENIB_HMEM_COUNT_OPS
+ * takes for it alone, with our op and where the op it replaces is kept. */
+static const struct counting_op {
+    const char *mode; /* OPENIB_HMEM_COUNT_OPS value, and ops= in the report */
+    const char *name; /* the op's own name, also accepted */
+    enum openib_hmem_op_type type;
+    union openib_hmem_op ours;
+    union openib_hmem_op *next; /* what ours calls */
+} counting_ops[] = {
+    { "from", "copy_from_hmem_iov", OPENIB_HMEM_OP_COPY_FROM_HMEM_IOV,
+      { .copy_from_hmem_iov = counting_from }, &counting_next_from },
+    { "to", "copy_to_hmem_iov", OPENIB_HMEM_OP_COPY_TO_HMEM_IOV,
+      { .copy_to_hmem_iov = counting_to }, &counting_next_to },
+};
+#define COUNTING_NUM_OPS (sizeof(counting_ops) / sizeof(counting_ops[0]))
+
+/* Puts ours in front of the object's op of this type, which op->next keeps
  * (our op calls it); on failure, why says which op and the error. */
-static int counting_override(struct openib_hmem_object *root, enum openib_hmem_op_type type,
-                             const char *name, union openib_hmem_op *next,
-                             const union openib_hmem_op *ours, char *why, size_t why_len)
+static int counting_override(struct openib_hmem_object *root, const struct counting_op *op,
+                             char *why, size_t why_len)
 {
-    int rc = openib_hmem_get_op(root, type, next, 0);
+    int rc = openib_hmem_get_op(root, op->type, op->next, 0);
 
     if (0 == rc) {
-        rc = openib_hmem_set_op(root, type, ours, 0);
+        rc = openib_hmem_set_op(root, op->type, &op->ours, 0);
     }
     if (0 != rc) {
-        snprintf(why, why_len, "cannot override %s on %s: error %d", name, root->name, rc);
+        snprintf(why, why_len, "cannot override %s on %s: error %d", op->name, root->name, rc);
     }
     return rc;
+}
+
+/* The op OPENIB_HMEM_COUNT_OPS names alone, or NULL. */
+static const struct counting_op *counting_op_named(const char *mode)
+{
+    size_t i;
+
+    for (i = 0; i < COUNTING_NUM_OPS; ++i) {
+        if (0 == strcmp(mode, counting_ops[i].mode) || 0 == strcmp(mode, counting_ops[i].name)) {
+            return &counting_ops[i];
+        }
+    }
+    return NULL;
 }
 
 static int counting_init(struct openib_hmem_object *root, char *why, size_t why_len)
 {
     const char *mode = getenv("OPENIB_HMEM_COUNT_OPS");
-    int want_from, want_to, rc;
-    union openib_hmem_op op;
+    const struct counting_op *only = NULL; /* NULL: every op ("both") */
+    size_t i;
+    int rc;
 
-    if (NULL == mode || '\0' == mode[0] || 0 == strcmp(mode, "both")) {
-        mode = "both";
-        want_from = want_to = 1;
-    } else if (0 == strcmp(mode, "from") || 0 == strcmp(mode, "copy_from_hmem_iov")) {
-        mode = "from";
-        want_from = 1, want_to = 0;
-    } else if (0 == strcmp(mode, "to") || 0 == strcmp(mode, "copy_to_hmem_iov")) {
-        mode = "to";
-        want_from = 0, want_to = 1;
-    } else {
-        snprintf(why, why_len, "OPENIB_HMEM_COUNT_OPS='%s': use both, from or to", mode);
-        return -EINVAL;
+    if (NULL != mode && '\0' != mode[0] && 0 != strcmp(mode, "both")) {
+        only = counting_op_named(mode);
+        if (NULL == only) {
+            snprintf(why, why_len, "OPENIB_HMEM_COUNT_OPS='%s': use both, from or to", mode);
+            return -EINVAL;
+        }
     }
-    if (want_from) {
-        op.copy_from_hmem_iov = counting_from;
-        rc = counting_override(root, OPENIB_HMEM_OP_COPY_FROM_HMEM_IOV, "copy_from_hmem_iov",
-                               &counting_next_from, &op, why, why_len);
+    for (i = 0; i < COUNTING_NUM_OPS; ++i) {
+        if (NULL != only && only != &counting_ops[i]) {
+            continue;
+        }
+        rc = counting_override(root, &counting_ops[i], why, why_len);
         if (0 != rc) {
             return rc;
         }
     }
-    if (want_to) {
-        op.copy_to_hmem_iov = counting_to;
-        rc = counting_override(root, OPENIB_HMEM_OP_COPY_TO_HMEM_IOV, "copy_to_hmem_iov",
-                               &counting_next_to, &op, why, why_len);
-        if (0 != rc) {
-            return rc;
-        }
-    }
-    counting_mode = mode;
+    counting_mode = NULL != only ? only->mode : "both";
     return 0;
 }
 
