@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "hmem/hmem_dl_syms.h"
 #include "hmem/hmem_private.h"
 
 typedef int hmem_cu_result;                    /* CUresult; 0 = CUDA_SUCCESS */
@@ -50,12 +51,8 @@ static struct hmem_cuda_api {
 /* Driver symbols and where they go. The _v2 names are the 64-bit entry
  * points the driver's own header maps the plain names to. */
 #define HMEM_CU_SYM(field_, symbol_, required_) \
-    { .name = symbol_, .offset = offsetof(struct hmem_cuda_api, field_), .required = required_ }
-static const struct hmem_cu_sym {
-    const char *name;
-    size_t offset;
-    bool required;
-} hmem_cu_syms[] = {
+    HMEM_DL_SYM(struct hmem_cuda_api, field_, symbol_, required_)
+static const struct hmem_dl_sym hmem_cu_syms[] = {
     HMEM_CU_SYM(init, "cuInit", true),
     HMEM_CU_SYM(driver_get_version, "cuDriverGetVersion", true),
     HMEM_CU_SYM(device_get_count, "cuDeviceGetCount", true),
@@ -91,11 +88,9 @@ bool hmem_cuda_lib_loaded(const char *lib)
 
 int hmem_cuda_start(const char *lib, char *why, size_t why_len)
 {
-    const char *err;
-    void *sym;
+    const char *err, *missing;
     hmem_cu_result rc;
     int version = 0, count = 0;
-    size_t i;
 
     hmem_cu.handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (NULL == hmem_cu.handle) {
@@ -104,13 +99,11 @@ int hmem_cuda_start(const char *lib, char *why, size_t why_len)
                  NULL != err ? err : "dlopen failed");
         goto err_out;
     }
-    for (i = 0; i < sizeof(hmem_cu_syms) / sizeof(hmem_cu_syms[0]); ++i) {
-        sym = dlsym(hmem_cu.handle, hmem_cu_syms[i].name);
-        if (NULL == sym && hmem_cu_syms[i].required) {
-            snprintf(why, why_len, "%s lacks %s (driver too old?)", lib, hmem_cu_syms[i].name);
-            goto err_close;
-        }
-        memcpy((char *) &hmem_cu + hmem_cu_syms[i].offset, &sym, sizeof(sym));
+    missing = hmem_dl_syms_load(hmem_cu.handle, hmem_cu_syms,
+                                sizeof(hmem_cu_syms) / sizeof(hmem_cu_syms[0]), &hmem_cu);
+    if (NULL != missing) {
+        snprintf(why, why_len, "%s lacks %s (driver too old?)", lib, missing);
+        goto err_close;
     }
     rc = hmem_cu.init(0);
     if (0 != rc) {
