@@ -170,19 +170,33 @@ int openib_params_register(const struct mca_base_component_2_1_0_t *c)
     return rc < 0 ? rc : OPAL_SUCCESS;
 }
 
+int openib_params_index(const char *name)
+{
+    char full[128];
+    int idx;
+
+    snprintf(full, sizeof(full), "btl_openib_%s", name);
+    return OPAL_SUCCESS == mca_base_var_find_by_name(full, &idx) ? idx : -1;
+}
+
+/* The variable btl_openib_<name>, or NULL when none is registered. */
+static const mca_base_var_t *find_var(const char *name)
+{
+    const mca_base_var_t *var = NULL;
+    int idx = openib_params_index(name);
+
+    return idx >= 0 && OPAL_SUCCESS == mca_base_var_get(idx, &var) ? var : NULL;
+}
+
 /* Open MPI's variable system behind the range checks: any btl_openib_*
  * variable (ours, the CPCs', the standard BTL ones), by its short name. */
 bool openib_params_get(void *ctx, const char *name, int64_t *value, bool *user_set)
 {
-    const mca_base_var_t *var = NULL;
+    const mca_base_var_t *var = find_var(name);
     const mca_base_var_storage_t *st;
-    char full[128];
-    int idx;
 
     (void) ctx;
-    snprintf(full, sizeof(full), "btl_openib_%s", name);
-    if (OPAL_SUCCESS != mca_base_var_find_by_name(full, &idx) ||
-        OPAL_SUCCESS != mca_base_var_get(idx, &var) || NULL == var->mbv_storage) {
+    if (NULL == var || NULL == var->mbv_storage) {
         return false;
     }
     st = var->mbv_storage;
@@ -210,12 +224,7 @@ bool openib_params_get(void *ctx, const char *name, int64_t *value, bool *user_s
 
 bool openib_params_user_set(const char *name)
 {
-    const mca_base_var_t *var = NULL;
-    char full[128];
-    int idx;
+    const mca_base_var_t *var = find_var(name);
 
-    snprintf(full, sizeof(full), "btl_openib_%s", name);
-    return OPAL_SUCCESS == mca_base_var_find_by_name(full, &idx) &&
-           OPAL_SUCCESS == mca_base_var_get(idx, &var) &&
-           MCA_BASE_VAR_SOURCE_DEFAULT != var->mbv_source;
+    return NULL != var && MCA_BASE_VAR_SOURCE_DEFAULT != var->mbv_source;
 }

@@ -47,6 +47,9 @@ int openib_params_register(const struct mca_base_component_2_1_0_t *c);
  * value does not come from the default. */
 bool openib_params_get(void *ctx, const char *name, int64_t *value, bool *user_set);
 bool openib_params_user_set(const char *name);
+/* Open MPI's index of the variable btl_openib_<name>, or -1 when none is
+ * registered (a CPC or feature that is not built). */
+int openib_params_index(const char *name);
 
 /* The default receive-queue specification (works on IB, RoCE, iWARP, rxe).
  * One shared queue, so one QP per peer: a peer then costs a QP and an

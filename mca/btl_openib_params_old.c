@@ -53,22 +53,13 @@ static const struct {
 #define NNOTICES (sizeof(notices) / sizeof(notices[0]))
 static char *notice_values[NNOTICES];
 
-static int find_index(const char *name)
-{
-    char full[128];
-    int idx;
-
-    snprintf(full, sizeof(full), "btl_openib_%s", name);
-    return OPAL_SUCCESS == mca_base_var_find_by_name(full, &idx) ? idx : -1;
-}
-
 int openib_old_params_register(const struct mca_base_component_2_1_0_t *c)
 {
     size_t i;
     int rc;
 
     for (i = 0; i < sizeof(synonyms) / sizeof(synonyms[0]); ++i) {
-        int idx = find_index(synonyms[i].new_name);
+        int idx = openib_params_index(synonyms[i].new_name);
 
         if (idx < 0) {
             continue; /* its CPC or feature is not built */
