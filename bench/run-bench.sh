@@ -137,13 +137,19 @@ export OPENIB_BENCH_ROUNDS OPENIB_BENCH_STEP_TIMEOUT OPENIB_BENCH_QUICK=$QUICK O
 export OPENIB_BENCH_CONN_ONLY=$CONN_ONLY
 echo "$PROG: results in $OUT ($([ "$QUICK" = 1 ] && echo "quick: ")$OPENIB_BENCH_ROUNDS round(s); tables: $TABLES)"
 
-# The benchmark program: prebuilt by the build system, or built here.
-if [ -x "$OPENIB_BUILDDIR/bench/openib_bench" ] && [ "$OPENIB_BUILDDIR/bench/openib_bench" -nt "$HERE/openib_bench.c" ] &&
-	[ "$OPENIB_BUILDDIR/bench/openib_bench" -nt "$HERE/bench_stats.h" ]; then
+# up_to_date BIN SOURCE...: BIN is there and newer than every SOURCE
+up_to_date() {
+	local s
+	[ -x "$1" ] || return 1
+	for s in "${@:2}"; do [ "$1" -nt "$s" ] || return 1; done
+}
+# The benchmark program (its files: bench/openib_bench*.c and .h): prebuilt
+# by the build system, or built here.
+if up_to_date "$OPENIB_BUILDDIR/bench/openib_bench" "$HERE"/openib_bench*.[ch] "$HERE/bench_stats.h"; then
 	OPENIB_BENCH_BIN=$OPENIB_BUILDDIR/bench/openib_bench
 else
 	OPENIB_BENCH_BIN=$OUT/openib_bench
-	timed "building openib_bench" mpicc -O2 -Wall -o "$OPENIB_BENCH_BIN" "$HERE/openib_bench.c" || exit 1
+	timed "building openib_bench" mpicc -O2 -Wall -o "$OPENIB_BENCH_BIN" "$HERE"/openib_bench*.c || exit 1
 fi
 # conn_setup (connection setup and memory per peer, the cross-node table)
 OPENIB_CONN_BIN=$OUT/conn_setup
