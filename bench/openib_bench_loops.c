@@ -1,6 +1,7 @@
 /*
- * openib_bench_loops.c - openib_bench's timing loops: a ping-pong, and
- * uni- and bi-directional windows.
+ * openib_bench_loops.c - openib_bench's timing loops: one loop, shared by
+ * every test, around what one iteration of each test moves (a ping-pong,
+ * a uni-directional window, a bi-directional window).
  */
 #include "openib_bench.h"
 
@@ -9,115 +10,109 @@
 
 double *itime;
 
+/* One iteration of a test; iter is the pattern iteration (negative: a
+ * warm-up). */
+typedef void iteration_fn(const struct xfer *x, int iter);
+
 /* With several pairs, before each window: all ranks at once (see
- * combine_pairs). One pair needs no barrier: its ack orders the windows. */
+ * combine_pairs). One pair needs no barrier: its ack orders the windows;
+ * lat runs with one pair only. */
 static void pair_barrier(void)
 {
     if (pairs > 1)
         MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/* Ping-pong; returns the total time of the timed iterations. Never
- * inlined: profile-lat.sh counts instructions inside it by name. */
+/* opt.warmup untimed iterations, then iters timed ones, each one's time
+ * into itime; returns the total time of the timed ones. */
+static double timed_loop(iteration_fn *one, const struct xfer *x, int iters)
+{
+    double t0 = 0, ti = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int it = -opt.warmup; it < iters; it++) {
+        pair_barrier();
+        if (it == 0)
+            t0 = MPI_Wtime();
+        ti = MPI_Wtime();
+        one(x, it);
+        if (it >= 0)
+            itime[it] = MPI_Wtime() - ti;
+    }
+    return MPI_Wtime() - t0;
+}
+
+/* Ping-pong: the first rank of a pair sends first. */
+static void lat_once(const struct xfer *x, int iter)
+{
+    unsigned char *rbuf = x->rbufs[0];
+    MPI_Status st;
+    if (me < pairs) {
+        prep_send(x->sbuf, x->size, iter);
+        prep_recv(rbuf, x->size, iter);
+        MPI_Send(x->sbuf, (int) x->size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD);
+        MPI_Recv(rbuf, (int) x->size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, &st);
+        check_recv(rbuf, x->size, iter, &st);
+    } else {
+        prep_recv(rbuf, x->size, iter);
+        MPI_Recv(rbuf, (int) x->size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, &st);
+        check_recv(rbuf, x->size, iter, &st);
+        prep_send(x->sbuf, x->size, iter);
+        MPI_Send(x->sbuf, (int) x->size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD);
+    }
+}
+
+/* Uni-directional window (the first rank sends, its peer acks the window). */
+static void uni_once(const struct xfer *x, int iter)
+{
+    if (me < pairs) {
+        prep_send(x->sbuf, x->size, iter);
+        for (int w = 0; w < x->window; w++)
+            MPI_Isend(x->sbuf, (int) x->size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD,
+                      &x->req[w]);
+        MPI_Waitall(x->window, x->req, MPI_STATUSES_IGNORE);
+        MPI_Recv(NULL, 0, MPI_BYTE, peer, TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+        for (int w = 0; w < x->window; w++) {
+            prep_recv(x->rbufs[w], x->size, iter);
+            MPI_Irecv(x->rbufs[w], (int) x->size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD,
+                      &x->req[w]);
+        }
+        MPI_Waitall(x->window, x->req, x->sts);
+        for (int w = 0; w < x->window; w++)
+            check_recv(x->rbufs[w], x->size, iter, &x->sts[w]);
+        MPI_Send(NULL, 0, MPI_BYTE, peer, TAG_ACK, MPI_COMM_WORLD);
+    }
+}
+
+/* Bi-directional window: both ranks send and receive a window. */
+static void bi_once(const struct xfer *x, int iter)
+{
+    prep_send(x->sbuf, x->size, iter);
+    for (int w = 0; w < x->window; w++) {
+        prep_recv(x->rbufs[w], x->size, iter);
+        MPI_Irecv(x->rbufs[w], (int) x->size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD,
+                  &x->req[w]);
+    }
+    for (int w = 0; w < x->window; w++)
+        MPI_Isend(x->sbuf, (int) x->size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD,
+                  &x->req[x->window + w]);
+    MPI_Waitall(2 * x->window, x->req, x->sts);
+    for (int w = 0; w < x->window; w++)
+        check_recv(x->rbufs[w], x->size, iter, &x->sts[w]);
+}
+
+/* Never inlined: profile-lat.sh counts instructions inside it by name. */
 __attribute__((noinline)) double run_lat(const struct xfer *x, int iters)
 {
-    unsigned char *sbuf = x->sbuf, *rbuf = x->rbufs[0];
-    size_t size = x->size;
-    double t0 = 0, ti = 0;
-    MPI_Status st;
-    MPI_Barrier(MPI_COMM_WORLD);
-    for (int it = -opt.warmup; it < iters; it++) {
-        int vi = it; /* pattern iteration; negative: warm-up */
-        if (it == 0)
-            t0 = MPI_Wtime();
-        ti = MPI_Wtime();
-        if (me < pairs) {
-            prep_send(sbuf, size, vi);
-            prep_recv(rbuf, size, vi);
-            MPI_Send(sbuf, (int) size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD);
-            MPI_Recv(rbuf, (int) size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, &st);
-            check_recv(rbuf, size, vi, &st);
-        } else {
-            prep_recv(rbuf, size, vi);
-            MPI_Recv(rbuf, (int) size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, &st);
-            check_recv(rbuf, size, vi, &st);
-            prep_send(sbuf, size, vi);
-            MPI_Send(sbuf, (int) size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD);
-        }
-        if (it >= 0)
-            itime[it] = MPI_Wtime() - ti;
-    }
-    return MPI_Wtime() - t0;
+    return timed_loop(lat_once, x, iters);
 }
 
-/* Uni-directional windows (rank 0 sends, rank 1 acks each window). */
 double run_uni(const struct xfer *x, int iters)
 {
-    unsigned char *sbuf = x->sbuf, **rbufs = x->rbufs;
-    size_t size = x->size;
-    int window = x->window;
-    MPI_Request *req = x->req;
-    MPI_Status *sts = x->sts;
-    double t0 = 0, ti = 0;
-    MPI_Barrier(MPI_COMM_WORLD);
-    for (int it = -opt.warmup; it < iters; it++) {
-        int vi = it;
-        pair_barrier();
-        if (it == 0)
-            t0 = MPI_Wtime();
-        ti = MPI_Wtime();
-        if (me < pairs) {
-            prep_send(sbuf, size, vi);
-            for (int w = 0; w < window; w++)
-                MPI_Isend(sbuf, (int) size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, &req[w]);
-            MPI_Waitall(window, req, MPI_STATUSES_IGNORE);
-            MPI_Recv(NULL, 0, MPI_BYTE, peer, TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        } else {
-            for (int w = 0; w < window; w++) {
-                prep_recv(rbufs[w], size, vi);
-                MPI_Irecv(rbufs[w], (int) size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD,
-                          &req[w]);
-            }
-            MPI_Waitall(window, req, sts);
-            for (int w = 0; w < window; w++)
-                check_recv(rbufs[w], size, vi, &sts[w]);
-            MPI_Send(NULL, 0, MPI_BYTE, peer, TAG_ACK, MPI_COMM_WORLD);
-        }
-        if (it >= 0)
-            itime[it] = MPI_Wtime() - ti;
-    }
-    return MPI_Wtime() - t0;
+    return timed_loop(uni_once, x, iters);
 }
 
-/* Bi-directional windows: both ranks send and receive a window. */
 double run_bi(const struct xfer *x, int iters)
 {
-    unsigned char *sbuf = x->sbuf, **rbufs = x->rbufs;
-    size_t size = x->size;
-    int window = x->window;
-    MPI_Request *req = x->req;
-    MPI_Status *sts = x->sts;
-    double t0 = 0, ti = 0;
-    MPI_Barrier(MPI_COMM_WORLD);
-    for (int it = -opt.warmup; it < iters; it++) {
-        int vi = it;
-        pair_barrier();
-        if (it == 0)
-            t0 = MPI_Wtime();
-        ti = MPI_Wtime();
-        prep_send(sbuf, size, vi);
-        for (int w = 0; w < window; w++) {
-            prep_recv(rbufs[w], size, vi);
-            MPI_Irecv(rbufs[w], (int) size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, &req[w]);
-        }
-        for (int w = 0; w < window; w++)
-            MPI_Isend(sbuf, (int) size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD,
-                      &req[window + w]);
-        MPI_Waitall(2 * window, req, sts);
-        for (int w = 0; w < window; w++)
-            check_recv(rbufs[w], size, vi, &sts[w]);
-        if (it >= 0)
-            itime[it] = MPI_Wtime() - ti;
-    }
-    return MPI_Wtime() - t0;
+    return timed_loop(bi_once, x, iters);
 }
