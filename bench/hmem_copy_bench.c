@@ -53,6 +53,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_stats.h"
 #include "hmem/openib_hmem_btl.h"
 
 typedef int cu_result;
@@ -250,22 +251,6 @@ static double now_us(void)
 
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *) a, y = *(const double *) b;
-
-    return x < y ? -1 : x > y;
-}
-
-/* The p-quantile of sorted v[0..n) (linear between neighbours). */
-static double quantile(const double *v, int n, double p)
-{
-    double pos = p * (n - 1);
-    int i = (int) pos;
-
-    return i + 1 < n ? v[i] + (pos - i) * (v[i + 1] - v[i]) : v[n - 1];
 }
 
 static void fill(unsigned char *p, size_t n, unsigned seed)
