@@ -1,8 +1,8 @@
 /*
  * bench_stats.h - order statistics shared by the benchmark programs
- * (openib_bench.c, mt_msgrate.c): a qsort comparator and an interpolated
- * quantile of sorted samples. Header-only: each program is built with one
- * mpicc command from its own .c.
+ * (openib_bench_stats.c, mt_msgrate.c, hmem_copy_bench.c): a qsort
+ * comparator and an interpolated quantile of sorted samples. Header-only:
+ * each program is built with one compiler command from its own .c files.
  */
 #ifndef BENCH_STATS_H
 #define BENCH_STATS_H

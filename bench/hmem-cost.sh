@@ -151,7 +151,7 @@ if [ "$GUEST" = 1 ]; then
 	mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd -P) || exit 2
 	[ -f "$OPENIB_BUILDDIR/tests/unit/hmem/.libs/hmem_fake_cuda.so" ] ||
 		{ echo "$PROG: the fake CUDA driver is not built (make check builds it)" >&2; exit 1; }
-	mpicc -O2 -Wall -o "$OUT/openib_bench" "$HERE/openib_bench.c" ||
+	mpicc -O2 -Wall -o "$OUT/openib_bench" "$HERE"/openib_bench*.c ||
 		{ echo "$PROG: cannot build openib_bench" >&2; exit 1; }
 	echo "$PROG: results in $OUT"
 	"$SRCDIR/tests/guest/openib-guest" --timeout $((ROUNDS * 3 * 320 + 300)) \

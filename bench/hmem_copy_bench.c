@@ -53,6 +53,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_stats.h"
 #include "hmem/openib_hmem_btl.h"
 
 typedef int cu_result;
@@ -183,6 +184,17 @@ static const char *const method_name[M_NUM] = {
     [M_OVERRIDE] = "override",
 };
 
+/* One copy of n bytes between host and dev through the HMEM hook of o (the
+ * built-in copy, or the override's); 0 when it moved them all. */
+static int hook_copy(const struct openib_hmem_object *o, int h2d, unsigned char *host,
+                     unsigned char *dev, size_t n)
+{
+    return (h2d ? openib_hmem_copy_to_buf(o, OPENIB_HMEM_CUDA, 0, dev, host, n)
+                : openib_hmem_copy_from_buf(o, OPENIB_HMEM_CUDA, 0, host, dev, n)) == (ssize_t) n
+               ? 0
+               : -1;
+}
+
 /* One copy of n bytes between host and dev by method m; 0 when it worked. */
 static int copy_once(int m, int h2d, unsigned char *host, unsigned char *dev, size_t n)
 {
@@ -199,22 +211,14 @@ static int copy_once(int m, int h2d, unsigned char *host, unsigned char *dev, si
         }
         /* fall through */
     case M_HOOK:
-        return (h2d ? openib_hmem_copy_to_buf(obj, OPENIB_HMEM_CUDA, 0, dev, host, n)
-                    : openib_hmem_copy_from_buf(obj, OPENIB_HMEM_CUDA, 0, host, dev, n)) ==
-                       (ssize_t) n
-                   ? 0
-                   : -1;
+        return hook_copy(obj, h2d, host, dev, n);
     case M_ASYNC:
         if (0 != (h2d ? cu.memcpy_async(d, hp, n, stream) : cu.memcpy_async(hp, d, n, stream))) {
             return -1;
         }
         return cu.stream_sync(stream);
     case M_OVERRIDE:
-        return (h2d ? openib_hmem_copy_to_buf(ovr_obj, OPENIB_HMEM_CUDA, 0, dev, host, n)
-                    : openib_hmem_copy_from_buf(ovr_obj, OPENIB_HMEM_CUDA, 0, host, dev, n)) ==
-                       (ssize_t) n
-                   ? 0
-                   : -1;
+        return hook_copy(ovr_obj, h2d, host, dev, n);
     }
     return -1;
 }
@@ -247,22 +251,6 @@ static double now_us(void)
 
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *) a, y = *(const double *) b;
-
-    return x < y ? -1 : x > y;
-}
-
-/* The p-quantile of sorted v[0..n) (linear between neighbours). */
-static double quantile(const double *v, int n, double p)
-{
-    double pos = p * (n - 1);
-    int i = (int) pos;
-
-    return i + 1 < n ? v[i] + (pos - i) * (v[i + 1] - v[i]) : v[n - 1];
 }
 
 static void fill(unsigned char *p, size_t n, unsigned seed)

@@ -211,15 +211,9 @@ mpi() {
 		c=$?
 		grep -E '^(# verification|[0-9])' "$RES/$name.pairs" >>"$RES/$name.csv"
 	fi
-	echo "$c" >"$RES/$name.status"
 	read -r -a t1 <<<"$(traffic)"
 	echo "$(hostname) $dev sent $((t1[0] - t0[0])) received $((t1[1] - t0[1])) ${t1[*]:2}" >"$RES/$name.pkts"
-	if [ "$c" != 0 ]; then
-		echo "$PROG: ---- last lines of $name.err ----"
-		tail -n 15 "$RES/$name.err"
-		echo "$PROG: ----"
-	fi
-	return "$c"
+	step_result "$RES" "$name" "$c" 15
 }
 
 # ucx_iwarp: UCX over siw0, with its verbs transports only (else it would
@@ -252,9 +246,7 @@ scale() {
 		"$@" "$OPENIB_CONN_BIN" \
 		>"$RES/$name.csv" 2>"$RES/$name.err"
 	c=$?
-	echo "$c" >"$RES/$name.status"
-	[ "$c" = 0 ] || { echo "$PROG: ---- last lines of $name.err ----"; tail -n 15 "$RES/$name.err"; }
-	return "$c"
+	step_result "$RES" "$name" "$c" 15
 }
 
 # scale_round: every configuration at each size (cross only)

@@ -67,14 +67,13 @@ PROG=mt-bench
 . "$HERE/progress.sh"
 # shellcheck source=guest-checks.sh
 . "$HERE/guest-checks.sh"
+# shellcheck source=driver-args.sh
+. "$HERE/driver-args.sh"
 
 OUT='' ONLY=openib,ucx,tcp THREADS=1,2,4 QUICK=0 REPORT_ONLY=0
 BEFORE=${OPENIB_MT_BEFORE:-} AFTER=${OPENIB_BUILDDIR:-}
-COMMAND=''
-for v in OPENIB_MT_ROUNDS OPENIB_MT_SAMPLES OPENIB_MT_ITERS OPENIB_MT_LAT_ITERS OPENIB_MT_WARMUP OPENIB_GUEST_OPTS; do
-	[ -n "${!v:-}" ] && COMMAND+="$v=$(printf %q "${!v}") "
-done
-COMMAND+="bash bench/mt-bench.sh${*:+ $*}"
+COMMAND=$(command_line OPENIB_MT_ROUNDS OPENIB_MT_SAMPLES OPENIB_MT_ITERS OPENIB_MT_LAT_ITERS \
+	OPENIB_MT_WARMUP OPENIB_GUEST_OPTS -- "bash bench/mt-bench.sh" "$@")
 while [ $# -gt 0 ]; do
 	case $1 in
 	--before) BEFORE=$2; shift ;;
@@ -83,27 +82,11 @@ while [ $# -gt 0 ]; do
 	--after=*) AFTER=${1#*=} ;;
 	--threads) THREADS=$2; shift ;;
 	--threads=*) THREADS=${1#*=} ;;
-	--only) ONLY=$2; shift ;;
-	--only=*) ONLY=${1#*=} ;;
-	--out) OUT=$2; shift ;;
-	--out=*) OUT=${1#*=} ;;
-	--quick) QUICK=1 ;;
-	--report) OUT=$2; REPORT_ONLY=1; shift ;;
-	--report=*) OUT=${1#*=}; REPORT_ONLY=1 ;;
-	-h | --help)
-		sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
-		exit 0
-		;;
-	*)
-		echo "$PROG: unknown argument: $1 (see --help)" >&2
-		exit 2
-		;;
+	*) driver_option "$@"; shift $? ;;
 	esac
 	shift
 done
-for x in ${ONLY//,/ }; do
-	case $x in openib | ucx | tcp) ;; *) echo "$PROG: --only: unknown '$x'" >&2; exit 2 ;; esac
-done
+check_list --only "$ONLY" openib ucx tcp
 for x in ${THREADS//,/ }; do
 	[[ $x =~ ^[1-9][0-9]?$ ]] || { echo "$PROG: --threads: not a thread count: '$x'" >&2; exit 2; }
 done

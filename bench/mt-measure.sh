@@ -76,14 +76,8 @@ mtrun() {
 		>"$RES/$name.csv" 2>"$RES/$name.err"
 	c=$?
 	unset OMPI_MCA_mca_base_component_path
-	echo "$c" >"$RES/$name.status"
 	echo "$dev sent $(($(dev_counter "$dev" sent_pkts) - s0)) received $(($(dev_counter "$dev" rcvd_pkts) - r0)) packets" >"$RES/$name.pkts"
-	if [ "$c" != 0 ]; then
-		echo "$PROG: ---- last lines of $name.err ----"
-		tail -n 8 "$RES/$name.err"
-		echo "$PROG: ----"
-	fi
-	return "$c"
+	step_result "$RES" "$name" "$c" 8
 }
 
 # st CONFIG LEVEL: one single-thread comparison run; CONFIG before or after

@@ -139,7 +139,7 @@ OPENIB_BUILDDIR=$(cd "$OPENIB_BUILDDIR" && pwd -P) || exit 2
 export OPENIB_BUILDDIR
 [ -n "$OUT" ] || OUT=$OPENIB_BUILDDIR/bench/results/profile-lat-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd -P) || exit 2
-mpicc -O2 -g -Wall -o "$OUT/openib_bench" "$HERE/openib_bench.c" ||
+mpicc -O2 -g -Wall -o "$OUT/openib_bench" "$HERE"/openib_bench*.c ||
 	{ echo "$PROG: cannot build openib_bench" >&2; exit 1; }
 echo "$PROG: results in $OUT"
 status=0

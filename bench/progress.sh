@@ -1,7 +1,8 @@
 # progress.sh: progress lines for the benchmark's long phases (bash; sourced
-# by run-bench.sh and measure.sh).  The rule: a phase that can take longer
-# than a few seconds prints one line when it ends, with its elapsed time, and
-# nothing stays silent for more than 30 s.  Set PROG before sourcing.
+# by run-bench.sh, mt-bench.sh and their measuring scripts).  The rule: a
+# phase that can take longer than a few seconds prints one line when it
+# ends, with its elapsed time, and nothing stays silent for more than 30 s;
+# a measuring step that failed shows why.  Set PROG before sourcing.
 # shellcheck shell=bash
 
 PROGRESS_TICK=20 # timed's "still running" lines
@@ -39,6 +40,19 @@ phase_end() {
 		echo "$PROG: $1: ok ($(secs_since "$2") s)" >&2
 	else
 		echo "$PROG: $1: FAILED, status $3 ($(secs_since "$2") s)" >&2
+	fi
+	return "$3"
+}
+
+# step_result DIR NAME STATUS LINES: the end of one measuring step whose
+# output went to DIR/NAME.*: STATUS into DIR/NAME.status and, when it is not
+# 0, the last LINES lines of DIR/NAME.err on stdout; returns STATUS.
+step_result() {
+	echo "$3" >"$1/$2.status"
+	if [ "$3" != 0 ]; then
+		echo "$PROG: ---- last lines of $2.err ----"
+		tail -n "$4" "$1/$2.err"
+		echo "$PROG: ----"
 	fi
 	return "$3"
 }

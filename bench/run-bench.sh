@@ -52,46 +52,27 @@ PROG=run-bench
 . "$HERE/progress.sh"
 # shellcheck source=guest-checks.sh
 . "$HERE/guest-checks.sh"
+# shellcheck source=driver-args.sh
+. "$HERE/driver-args.sh"
 
 OUT='' ONLY=raw,openib,ucx,tcp TABLES=single,cross,iwarp HOST=0 REPORT_ONLY=0 CONN_ONLY=0
 QUICK=${OPENIB_BENCH_QUICK:-0}
 # The command line, as the tables and plots will say: the settings from the
 # environment, then the command (main-job.sh names itself) and its arguments.
-COMMAND=''
-for v in OPENIB_BENCH_ROUNDS OPENIB_BENCH_CONN_ROUNDS OPENIB_BENCH_QUICK OPENIB_BENCH_ARGS OPENIB_GUEST_OPTS; do
-	[ -n "${!v:-}" ] && COMMAND+="$v=$(printf %q "${!v}") "
-done
-COMMAND+="${OPENIB_BENCH_COMMAND:-bash bench/run-bench.sh}${*:+ $*}"
+COMMAND=$(command_line OPENIB_BENCH_ROUNDS OPENIB_BENCH_CONN_ROUNDS OPENIB_BENCH_QUICK OPENIB_BENCH_ARGS \
+	OPENIB_GUEST_OPTS -- "${OPENIB_BENCH_COMMAND:-bash bench/run-bench.sh}" "$@")
 while [ $# -gt 0 ]; do
 	case $1 in
-	--quick) QUICK=1 ;;
 	--tables) TABLES=$2; shift ;;
 	--tables=*) TABLES=${1#*=} ;;
-	--only) ONLY=$2; shift ;;
-	--only=*) ONLY=${1#*=} ;;
-	--out) OUT=$2; shift ;;
-	--out=*) OUT=${1#*=} ;;
 	--host) HOST=1 ;;
 	--conn-only) CONN_ONLY=1 ;;
-	--report) OUT=$2; REPORT_ONLY=1; shift ;;
-	--report=*) OUT=${1#*=}; REPORT_ONLY=1 ;;
-	-h | --help)
-		sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
-		exit 0
-		;;
-	*)
-		echo "$PROG: unknown argument: $1 (see --help)" >&2
-		exit 2
-		;;
+	*) driver_option "$@"; shift $? ;;
 	esac
 	shift
 done
-for x in ${ONLY//,/ }; do
-	case $x in raw | openib | ucx | tcp) ;; *) echo "$PROG: --only: unknown '$x'" >&2; exit 2 ;; esac
-done
-for x in ${TABLES//,/ }; do
-	case $x in single | cross | iwarp) ;; *) echo "$PROG: --tables: unknown '$x'" >&2; exit 2 ;; esac
-done
+check_list --only "$ONLY" raw openib ucx tcp
+check_list --tables "$TABLES" single cross iwarp
 [ "$HOST" = 0 ] || TABLES=single
 if [ "$CONN_ONLY" = 1 ]; then
 	[ "$HOST" = 0 ] || { echo "$PROG: --conn-only needs the two-node bed, not --host" >&2; exit 2; }
@@ -137,13 +118,19 @@ export OPENIB_BENCH_ROUNDS OPENIB_BENCH_STEP_TIMEOUT OPENIB_BENCH_QUICK=$QUICK O
 export OPENIB_BENCH_CONN_ONLY=$CONN_ONLY
 echo "$PROG: results in $OUT ($([ "$QUICK" = 1 ] && echo "quick: ")$OPENIB_BENCH_ROUNDS round(s); tables: $TABLES)"
 
-# The benchmark program: prebuilt by the build system, or built here.
-if [ -x "$OPENIB_BUILDDIR/bench/openib_bench" ] && [ "$OPENIB_BUILDDIR/bench/openib_bench" -nt "$HERE/openib_bench.c" ] &&
-	[ "$OPENIB_BUILDDIR/bench/openib_bench" -nt "$HERE/bench_stats.h" ]; then
+# up_to_date BIN SOURCE...: BIN is there and newer than every SOURCE
+up_to_date() {
+	local s
+	[ -x "$1" ] || return 1
+	for s in "${@:2}"; do [ "$1" -nt "$s" ] || return 1; done
+}
+# The benchmark program (its files: bench/openib_bench*.c and .h): prebuilt
+# by the build system, or built here.
+if up_to_date "$OPENIB_BUILDDIR/bench/openib_bench" "$HERE"/openib_bench*.[ch] "$HERE/bench_stats.h"; then
 	OPENIB_BENCH_BIN=$OPENIB_BUILDDIR/bench/openib_bench
 else
 	OPENIB_BENCH_BIN=$OUT/openib_bench
-	timed "building openib_bench" mpicc -O2 -Wall -o "$OPENIB_BENCH_BIN" "$HERE/openib_bench.c" || exit 1
+	timed "building openib_bench" mpicc -O2 -Wall -o "$OPENIB_BENCH_BIN" "$HERE"/openib_bench*.c || exit 1
 fi
 # conn_setup (connection setup and memory per peer, the cross-node table)
 OPENIB_CONN_BIN=$OUT/conn_setup
