@@ -45,13 +45,13 @@
  * the process token; REQ and RTU are sealed with the responder's token, REP
  * and REJ with the initiator's, each echoing the nonce it answers. A
  * responder checks a frame on an accepted session in a fixed order: layout,
- * dst is us, src is of the job, MAC, freshness (oob_check_incoming), then
- * the session's source among the sender's published ones (its IPv4
- * addresses, or its UD QP and port GID or LID); only
+ * dst is us, src is of the job, MAC, freshness (oob_msg_view and
+ * oob_check_request_frame), then the session's source among the sender's
+ * published ones (its IPv4 addresses, or its UD QP and port GID or LID); only
  * then is the session trusted (oob_chan_trust) and anything touched. A
  * refused frame gets no answer (its session is closed) and changes nothing;
  * it is logged at verbose 1 with its reason token. The initiator checks
- * answers the same way (oob_check_answer) before it uses them.
+ * answers the same way (oob_check_answer_frame) before it uses them.
  *
  * Default priority 50: above rdma_cm (40) so that oob is the default today,
  * below xoob (60) so that XRC wins where a port offers it. Overridable with

@@ -314,8 +314,9 @@ static void on_incoming(struct oob_module *mod, const struct oob_event *ev)
         oob_chan_close(ev->sid);
         return;
     }
-    r = oob_check_incoming(ev->msg, OOB_MSG_SIZE, mod->self, openib_cpc_oob_job_size(mod->self),
-                           openib_auth_local_token(), &replay, &in);
+    r = oob_check_request_frame(oob_msg_view(ev->msg, OOB_MSG_SIZE, OOB_REQ, OOB_RTU, &in),
+                                mod->self, openib_cpc_oob_job_size(mod->self),
+                                openib_auth_local_token(), &replay);
     if (REFUSAL_OK != r) {
         refuse(ev, REFUSAL_MALFORMED == r ? "frame" : OOB_RTU == in.type ? "RTU" : "request", r,
                refusal_detail(r));
@@ -341,8 +342,8 @@ static void on_initiator_msg(struct oob_ep *e, const struct oob_event *ev)
     if (sid != e->sid) {
         return; /* an abandoned session */
     }
-    r = oob_check_answer(ev->msg, OOB_MSG_SIZE, cep->local_id, cep->peer_id,
-                         openib_auth_local_token(), e->asked, &in);
+    r = oob_check_answer_frame(oob_msg_view(ev->msg, OOB_MSG_SIZE, OOB_REP, OOB_REJ, &in),
+                               cep->local_id, cep->peer_id, openib_auth_local_token(), e->asked);
     if (REFUSAL_OK != r) {
         char why[96];
 

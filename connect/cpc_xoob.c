@@ -31,11 +31,12 @@
  * (cpc_oob.c). The REQ is sealed with the responder's token, REP and REJ
  * with the initiator's, echoing the REQ's nonce. The responder checks, in
  * order: layout, dst is us, src is of the job, MAC, freshness
- * (xoob_check_request), then the session's source address among the
- * sender's published ones; a refused REQ gets no answer, touches nothing
- * and is logged at verbose 1 with its reason token. Only then is a target
- * QP made, and within caps (tgt_allowed). The driver checks answers the
- * same way (xoob_check_answer) before it uses them.
+ * (xoob_msg_view and oob_check_request_frame), then the session's source
+ * address among the sender's published ones; a refused REQ gets no answer,
+ * touches nothing and is logged at verbose 1 with its reason token. Only
+ * then is a target QP made, and within caps (tgt_allowed). The driver
+ * checks answers the same way (xoob_msg_view and oob_check_answer_frame)
+ * before it uses them.
  *
  * This file holds the component and module (parameters, query, endpoints)
  * and the events and timers that oob's progress hands over; the
@@ -145,8 +146,9 @@ bool openib_cpc_xoob_dispatch(const struct oob_event *ev)
         oob_chan_close(ev->sid); /* an abandoned session */
         return true;
     }
-    r = xoob_check_answer(ev->msg, OOB_MSG_SIZE, e->cep->local_id, e->cep->peer_id,
-                          openib_auth_local_token(), e->asked, &in);
+    r = oob_check_answer_frame(xoob_msg_view(ev->msg, OOB_MSG_SIZE, XOOB_REP, XOOB_REJ, &in),
+                               e->cep->local_id, e->cep->peer_id, openib_auth_local_token(),
+                               e->asked);
     if (REFUSAL_OK != r) {
         char why[96];
 

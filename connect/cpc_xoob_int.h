@@ -82,7 +82,7 @@ void xoob_alive(struct xoob_ep *e, long t) CPC_HIDDEN;
 /* ---- cpc_xoob_initiator.c ---- */
 int xoob_start_connect(struct openib_cpc_module *m, struct openib_cpc_endpoint *cep) CPC_HIDDEN;
 int xoob_send_req(struct xoob_ep *e) CPC_HIDDEN;
-/* A REP or REJ that passed xoob_check_answer. */
+/* A REP or REJ that passed oob_check_answer_frame. */
 void xoob_on_reply(struct xoob_ep *e, const struct xoob_msg *in) CPC_HIDDEN;
 /* The driver's handshake is over (rc, why): logged when why is set, then
  * xoob_node_end. */

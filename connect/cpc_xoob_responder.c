@@ -161,8 +161,9 @@ void xoob_on_req(struct xoob_module *mod, const struct oob_event *ev)
         oob_chan_close(sid);
         return;
     }
-    r = xoob_check_request(ev->msg, OOB_MSG_SIZE, mod->self, openib_cpc_oob_job_size(mod->self),
-                           openib_auth_local_token(), openib_cpc_oob_replay(), &in);
+    r = oob_check_request_frame(xoob_msg_view(ev->msg, OOB_MSG_SIZE, XOOB_REQ, XOOB_REQ, &in),
+                                mod->self, openib_cpc_oob_job_size(mod->self),
+                                openib_auth_local_token(), openib_cpc_oob_replay());
     if (REFUSAL_OK != r) {
         refuse(ev, r, REFUSAL_MALFORMED == r ? "not an xoob frame of this version"
                       : REFUSAL_WRONG_DST == r ? "meant for another process: a duplicate or "

@@ -8,15 +8,18 @@
  *
  * Every channel frame is OOB_MSG_SIZE bytes, zero padded, big-endian.
  *
- * oob message, version 2 (all 160 bytes used):
- *     0  u32 magic "OIBO", u8 version, u8 type, u16 reason
+ * Handshake envelope, oob's and xoob's messages alike (all 160 bytes used):
+ *     0  u32 magic ("OIBO" oob, "XOOB" xoob), u8 version, u8 type, u16 reason
  *     8  8 bytes source id, 8 bytes destination id
- *    24  u32 mtu, 16 bytes gid, u16 lid, u8 num_qps, u8 0
- *    48  8 x u32 qpn, 8 x u32 psn
- *   112  u32 rq_layout, u32 mailbox rkey, u64 mailbox address
+ *    24  the CPC's body, 104 bytes
  *   128  8 bytes nonce, 8 bytes echo (the nonce answered)
  *   144  16 bytes MAC: HMAC-SHA256/128 of the 160 bytes, MAC counted as
  *        zeros, keyed with the receiver's token (openib_auth_seal)
+ *
+ * oob message, version 2, body:
+ *    24  u32 mtu, 16 bytes gid, u16 lid, u8 num_qps, u8 0
+ *    48  8 x u32 qpn, 8 x u32 psn
+ *   112  u32 rq_layout, u32 mailbox rkey, u64 mailbox address
  * (Version 1 was the first 128 bytes, unauthenticated.)
  *
  * UD frame, version 1: a 24-byte header, then a channel frame (OPEN, DATA):
@@ -47,13 +50,22 @@
 #define OOB_UD_MAGIC 0x4f494255u /* "OIBU" */
 #define OOB_UD_VERSION 1
 #define OOB_KA_VERSION 1
-#define OOB_NONCE_OFF 128
-#define OOB_MAC_OFF (OOB_NONCE_OFF + 2 * OPENIB_AUTH_NONCE_LEN)
+/* the handshake envelope's fields (layout above) */
+#define OOB_TYPE_OFF 5
+#define OOB_REASON_OFF 6
+#define OOB_SRC_OFF 8
+#define OOB_DST_OFF (OOB_SRC_OFF + OOB_ID_LEN)
+#define OOB_NONCE_OFF OOB_ENVELOPE_BODY_END
+#define OOB_ECHO_OFF (OOB_NONCE_OFF + OPENIB_AUTH_NONCE_LEN)
+#define OOB_MAC_OFF (OOB_ECHO_OFF + OPENIB_AUTH_NONCE_LEN)
 #define OOB_MSG_LEN (OOB_MAC_OFF + OPENIB_AUTH_MAC_LEN)
 #define OOB_KA_LEN 8
 #define OOB_BLOB_HDR (4 + OPENIB_AUTH_TOKEN_LEN + 4)
 
-_Static_assert(OOB_MSG_LEN <= OOB_MSG_SIZE, "the oob message must fit a channel frame");
+_Static_assert(OOB_MSG_LEN <= OOB_MSG_SIZE, "the handshake envelope must fit a channel frame");
+_Static_assert(OOB_ENVELOPE_BODY_OFF == OOB_DST_OFF + OOB_ID_LEN, "the body follows the ids");
+_Static_assert(OOB_ENVELOPE_BODY_OFF + 24 + 8 * OPENIB_CPC_MAX_QPS + 16 == OOB_ENVELOPE_BODY_END,
+               "the oob body (layout above) fills the envelope's");
 
 int oob_frame_check_head(const uint8_t *p, uint32_t magic, uint8_t version)
 {
@@ -67,6 +79,79 @@ int oob_frame_check_head(const uint8_t *p, uint32_t magic, uint8_t version)
         return OPAL_ERR_NOT_SUPPORTED;
     }
     return OPAL_SUCCESS;
+}
+
+/* ---- handshake envelope ---- */
+
+int oob_envelope_check(const uint8_t *buf, size_t size, uint32_t magic, uint8_t version,
+                       uint8_t last_type)
+{
+    int rc;
+
+    if (NULL == buf || size < 8) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    rc = oob_frame_check_head(buf, magic, version);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    if (size < OOB_MSG_LEN || buf[OOB_TYPE_OFF] < 1 || buf[OOB_TYPE_OFF] > last_type) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    return OPAL_SUCCESS;
+}
+
+uint8_t *oob_envelope_put(uint8_t *buf, uint32_t magic, uint8_t version, uint8_t type,
+                          uint16_t reason, const uint8_t src[OOB_ID_LEN],
+                          const uint8_t dst[OOB_ID_LEN])
+{
+    cpc_be_put(buf, magic, 4);
+    cpc_be_put(buf + 4, version, 1);
+    cpc_be_put(buf + OOB_TYPE_OFF, type, 1);
+    cpc_be_put(buf + OOB_REASON_OFF, reason, 2);
+    memcpy(buf + OOB_SRC_OFF, src, OOB_ID_LEN);
+    memcpy(buf + OOB_DST_OFF, dst, OOB_ID_LEN);
+    return buf + OOB_ENVELOPE_BODY_OFF;
+}
+
+void oob_envelope_seal(uint8_t *buf, const uint8_t nonce[OPENIB_AUTH_NONCE_LEN],
+                       const uint8_t echo[OPENIB_AUTH_NONCE_LEN],
+                       const uint8_t key[OPENIB_AUTH_TOKEN_LEN])
+{
+    memcpy(buf + OOB_NONCE_OFF, nonce, OPENIB_AUTH_NONCE_LEN);
+    memcpy(buf + OOB_ECHO_OFF, echo, OPENIB_AUTH_NONCE_LEN);
+    openib_auth_seal(key, buf, OOB_MSG_LEN, OOB_MAC_OFF);
+}
+
+uint8_t oob_envelope_type(const uint8_t *buf)
+{
+    return buf[OOB_TYPE_OFF];
+}
+
+const uint8_t *oob_envelope_get(const uint8_t *buf, uint16_t *reason, uint8_t src[OOB_ID_LEN],
+                                uint8_t dst[OOB_ID_LEN], uint8_t nonce[OPENIB_AUTH_NONCE_LEN],
+                                uint8_t echo[OPENIB_AUTH_NONCE_LEN])
+{
+    cpc_be_get16(buf + OOB_REASON_OFF, reason);
+    memcpy(src, buf + OOB_SRC_OFF, OOB_ID_LEN);
+    memcpy(dst, buf + OOB_DST_OFF, OOB_ID_LEN);
+    memcpy(nonce, buf + OOB_NONCE_OFF, OPENIB_AUTH_NONCE_LEN);
+    memcpy(echo, buf + OOB_ECHO_OFF, OPENIB_AUTH_NONCE_LEN);
+    return buf + OOB_ENVELOPE_BODY_OFF;
+}
+
+const struct oob_frame_view oob_frame_none = { .frame = NULL };
+
+struct oob_frame_view oob_envelope_view(const uint8_t *buf, uint8_t a, uint8_t b)
+{
+    uint8_t type = oob_envelope_type(buf);
+
+    if (type != a && type != b) {
+        return oob_frame_none;
+    }
+    return (struct oob_frame_view){ .frame = buf, .src = buf + OOB_SRC_OFF,
+                                    .dst = buf + OOB_DST_OFF, .nonce = buf + OOB_NONCE_OFF,
+                                    .echo = buf + OOB_ECHO_OFF };
 }
 
 /* ---- blob ---- */
@@ -130,13 +215,7 @@ int oob_msg_encode(uint8_t *buf, size_t size, const struct oob_msg *m,
         return OPAL_ERR_BAD_PARAM;
     }
     memset(buf, 0, size);
-    p = cpc_be_put(p, OOB_MAGIC, 4);
-    p = cpc_be_put(p, OOB_MSG_VERSION, 1);
-    p = cpc_be_put(p, m->type, 1);
-    p = cpc_be_put(p, m->reason, 2);
-    memcpy(p, m->src, OOB_ID_LEN);
-    memcpy(p + OOB_ID_LEN, m->dst, OOB_ID_LEN);
-    p += 2 * OOB_ID_LEN;
+    p = oob_envelope_put(buf, OOB_MAGIC, OOB_MSG_VERSION, m->type, m->reason, m->src, m->dst);
     if (m->type == OOB_REQ || m->type == OOB_REP) {
         p = cpc_be_put(p, q->mtu, 4);
         memcpy(p, q->gid, 16);
@@ -154,35 +233,25 @@ int oob_msg_encode(uint8_t *buf, size_t size, const struct oob_msg *m,
         p = cpc_be_put(p, q->mailbox_rkey, 4);
         cpc_be_put(p, q->mailbox_addr, 8);
     }
-    memcpy(buf + OOB_NONCE_OFF, m->nonce, OPENIB_AUTH_NONCE_LEN);
-    memcpy(buf + OOB_NONCE_OFF + OPENIB_AUTH_NONCE_LEN, m->echo, OPENIB_AUTH_NONCE_LEN);
-    openib_auth_seal(key, buf, OOB_MSG_LEN, OOB_MAC_OFF);
+    oob_envelope_seal(buf, m->nonce, m->echo, key);
     return OPAL_SUCCESS;
 }
 
 int oob_msg_decode(const uint8_t *buf, size_t size, struct oob_msg *out)
 {
-    const uint8_t *p = buf;
+    const uint8_t *p;
     int i, rc;
 
-    if (NULL == buf || NULL == out || size < 8) {
+    if (NULL == out) {
         return OPAL_ERR_BAD_PARAM;
     }
-    rc = oob_frame_check_head(buf, OOB_MAGIC, OOB_MSG_VERSION);
+    rc = oob_envelope_check(buf, size, OOB_MAGIC, OOB_MSG_VERSION, OOB_REJ);
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
-    p = buf + 4;
-    if (size < OOB_MSG_LEN || p[1] < OOB_REQ || p[1] > OOB_REJ) {
-        return OPAL_ERR_BAD_PARAM;
-    }
     memset(out, 0, sizeof(*out));
-    out->type = (enum oob_type) p[1];
-    cpc_be_get16(p + 2, &out->reason);
-    p += 4;
-    memcpy(out->src, p, OOB_ID_LEN);
-    memcpy(out->dst, p + OOB_ID_LEN, OOB_ID_LEN);
-    p += 2 * OOB_ID_LEN;
+    out->type = (enum oob_type) oob_envelope_type(buf);
+    p = oob_envelope_get(buf, &out->reason, out->src, out->dst, out->nonce, out->echo);
     openib_cpc_qp_info_init(&out->q);
     p = cpc_be_get32(p, &out->q.mtu);
     memcpy(out->q.gid, p, 16);
@@ -202,8 +271,6 @@ int oob_msg_decode(const uint8_t *buf, size_t size, struct oob_msg *out)
     p = cpc_be_get32(p, &out->q.rq_layout);
     p = cpc_be_get32(p, &out->q.mailbox_rkey);
     cpc_be_get(p, &out->q.mailbox_addr, 8);
-    memcpy(out->nonce, buf + OOB_NONCE_OFF, OPENIB_AUTH_NONCE_LEN);
-    memcpy(out->echo, buf + OOB_NONCE_OFF + OPENIB_AUTH_NONCE_LEN, OPENIB_AUTH_NONCE_LEN);
     return OPAL_SUCCESS;
 }
 
@@ -227,85 +294,58 @@ bool oob_is_member(const uint8_t src[OOB_ID_LEN], const uint8_t self[OOB_ID_LEN]
 
 /* The order of the checks, shared with xoob: cheap and public facts first,
  * the MAC next, freshness last (only a verified frame may enter the ring). */
-enum openib_refusal oob_check_request_frame(const struct oob_frame_view *f,
+enum openib_refusal oob_check_request_frame(struct oob_frame_view f,
                                             const uint8_t self[OOB_ID_LEN], uint32_t job_size,
                                             const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
                                             struct openib_auth_replay *replay)
 {
-    if (0 != memcmp(f->dst, self, OOB_ID_LEN)) {
+    if (NULL == f.frame) {
+        return REFUSAL_MALFORMED;
+    }
+    if (0 != memcmp(f.dst, self, OOB_ID_LEN)) {
         return REFUSAL_WRONG_DST;
     }
-    if (!oob_is_member(f->src, self, job_size)) {
+    if (!oob_is_member(f.src, self, job_size)) {
         return REFUSAL_NOT_MEMBER;
     }
-    if (!openib_auth_verify(own_token, f->buf, f->len, f->mac_off)) {
+    if (!openib_auth_verify(own_token, f.frame, OOB_MSG_LEN, OOB_MAC_OFF)) {
         return REFUSAL_BAD_MAC;
     }
-    if (!openib_auth_replay_fresh(replay, f->src, OOB_ID_LEN, f->nonce)) {
+    if (!openib_auth_replay_fresh(replay, f.src, OOB_ID_LEN, f.nonce)) {
         return REFUSAL_REPLAY;
     }
     return REFUSAL_OK;
 }
 
-enum openib_refusal oob_check_answer_frame(const struct oob_frame_view *f,
+enum openib_refusal oob_check_answer_frame(struct oob_frame_view f,
                                            const uint8_t self[OOB_ID_LEN],
                                            const uint8_t peer[OOB_ID_LEN],
                                            const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
                                            const uint8_t asked[OPENIB_AUTH_NONCE_LEN])
 {
-    if (0 != memcmp(f->dst, self, OOB_ID_LEN)) {
+    if (NULL == f.frame) {
+        return REFUSAL_MALFORMED;
+    }
+    if (0 != memcmp(f.dst, self, OOB_ID_LEN)) {
         return REFUSAL_WRONG_DST;
     }
-    if (0 != memcmp(f->src, peer, OOB_ID_LEN)) {
+    if (0 != memcmp(f.src, peer, OOB_ID_LEN)) {
         return REFUSAL_WRONG_SRC;
     }
-    if (!openib_auth_verify(own_token, f->buf, f->len, f->mac_off)) {
+    if (!openib_auth_verify(own_token, f.frame, OOB_MSG_LEN, OOB_MAC_OFF)) {
         return REFUSAL_BAD_MAC;
     }
-    if (0 != memcmp(f->echo, asked, OPENIB_AUTH_NONCE_LEN)) {
+    if (0 != memcmp(f.echo, asked, OPENIB_AUTH_NONCE_LEN)) {
         return REFUSAL_REPLAY;
     }
     return REFUSAL_OK;
 }
 
-/* Decodes a message of type a or b and views it for the shared checks;
- * false when it is none (the caller's REFUSAL_MALFORMED). */
-static bool decode_view(const uint8_t *buf, size_t size, enum oob_type a, enum oob_type b,
-                        struct oob_msg *out, struct oob_frame_view *f)
+struct oob_frame_view oob_msg_view(const uint8_t *buf, size_t size, enum oob_type a,
+                                   enum oob_type b, struct oob_msg *out)
 {
-    if (OPAL_SUCCESS != oob_msg_decode(buf, size, out) || (out->type != a && out->type != b)) {
-        return false;
-    }
-    *f = (struct oob_frame_view){ .buf = buf, .len = OOB_MSG_LEN, .mac_off = OOB_MAC_OFF,
-                                  .src = out->src, .dst = out->dst, .nonce = out->nonce,
-                                  .echo = out->echo };
-    return true;
-}
-
-enum openib_refusal oob_check_incoming(const uint8_t *buf, size_t size,
-                                       const uint8_t self[OOB_ID_LEN], uint32_t job_size,
-                                       const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
-                                       struct openib_auth_replay *replay, struct oob_msg *out)
-{
-    struct oob_frame_view f;
-
-    return decode_view(buf, size, OOB_REQ, OOB_RTU, out, &f)
-               ? oob_check_request_frame(&f, self, job_size, own_token, replay)
-               : REFUSAL_MALFORMED;
-}
-
-enum openib_refusal oob_check_answer(const uint8_t *buf, size_t size,
-                                     const uint8_t self[OOB_ID_LEN],
-                                     const uint8_t peer[OOB_ID_LEN],
-                                     const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
-                                     const uint8_t asked[OPENIB_AUTH_NONCE_LEN],
-                                     struct oob_msg *out)
-{
-    struct oob_frame_view f;
-
-    return decode_view(buf, size, OOB_REP, OOB_REJ, out, &f)
-               ? oob_check_answer_frame(&f, self, peer, own_token, asked)
-               : REFUSAL_MALFORMED;
+    return OPAL_SUCCESS == oob_msg_decode(buf, size, out) ? oob_envelope_view(buf, a, b)
+                                                          : oob_frame_none;
 }
 
 enum openib_refusal oob_check_source(const uint32_t *published, int n, uint32_t source)

@@ -67,6 +67,37 @@ struct oob_msg {
     uint8_t echo[OPENIB_AUTH_NONCE_LEN];
 };
 
+/* ---- the handshake envelope (oob's and xoob's messages) ---- */
+
+/* Both CPCs' handshake messages are one channel frame each in the same
+ * envelope: magic, version, type, reason, source and destination ids, then
+ * the CPC's body, then nonce, echo and MAC (layout: oob_wire.c). Only the
+ * body is the CPC's own; the checks below read the envelope alone. */
+#define OOB_ENVELOPE_BODY_OFF 24  /* the body starts here */
+#define OOB_ENVELOPE_BODY_END 128 /* and ends before the nonce */
+
+/* A decoder's first step: BAD_PARAM when buf is no frame of this magic,
+ * is shorter than the envelope or its type is not 1..last_type;
+ * NOT_SUPPORTED for this magic with another version. */
+int oob_envelope_check(const uint8_t *buf, size_t size, uint32_t magic, uint8_t version,
+                       uint8_t last_type);
+/* The type of a frame that passed oob_envelope_check. */
+uint8_t oob_envelope_type(const uint8_t *buf);
+/* The rest of its envelope; returns where the body starts. */
+const uint8_t *oob_envelope_get(const uint8_t *buf, uint16_t *reason, uint8_t src[OOB_ID_LEN],
+                                uint8_t dst[OOB_ID_LEN], uint8_t nonce[OPENIB_AUTH_NONCE_LEN],
+                                uint8_t echo[OPENIB_AUTH_NONCE_LEN]);
+/* An encoder's first step, on a zeroed frame: the envelope's head;
+ * returns where the body goes. */
+uint8_t *oob_envelope_put(uint8_t *buf, uint32_t magic, uint8_t version, uint8_t type,
+                          uint16_t reason, const uint8_t src[OOB_ID_LEN],
+                          const uint8_t dst[OOB_ID_LEN]);
+/* Its last: nonce and echo, then the MAC keyed with key (the receiver's
+ * token). */
+void oob_envelope_seal(uint8_t *buf, const uint8_t nonce[OPENIB_AUTH_NONCE_LEN],
+                       const uint8_t echo[OPENIB_AUTH_NONCE_LEN],
+                       const uint8_t key[OPENIB_AUTH_TOKEN_LEN]);
+
 /* Encode m (its q only for REQ and REP) and seal it with key (the
  * receiver's token). size must hold a frame (OOB_MSG_SIZE). */
 int oob_msg_encode(uint8_t *buf, size_t size, const struct oob_msg *m,
@@ -92,41 +123,43 @@ int oob_frame_check_head(const uint8_t *p, uint32_t magic, uint8_t version);
 bool oob_is_member(const uint8_t src[OOB_ID_LEN], const uint8_t self[OOB_ID_LEN],
                    uint32_t job_size);
 
-/* A decoded frame as the shared checks see it (oob and xoob): the sealed
- * bytes, where the MAC lies, and the fields the rules read. */
+/* A frame its CPC's decoder took for a message its receiver expects, as
+ * the checks below see it: the sealed frame and the envelope's fields the
+ * rules read (pointers into the frame). Made by oob_msg_view and
+ * xoob_msg_view; for any other frame they give oob_frame_none (no frame),
+ * which the checks refuse as malformed. */
 struct oob_frame_view {
-    const uint8_t *buf;
-    size_t len, mac_off;
+    const uint8_t *frame;
     const uint8_t *src, *dst, *nonce, *echo;
 };
+extern const struct oob_frame_view oob_frame_none;
 
-/* A request: wrong-dst, not-member, bad-mac, replay, in this order. */
-enum openib_refusal oob_check_request_frame(const struct oob_frame_view *f,
+/* The view of buf when the envelope's type is a or b, oob_frame_none
+ * otherwise: for the CPCs' view functions, once their decoder has accepted
+ * buf. */
+struct oob_frame_view oob_envelope_view(const uint8_t *buf, uint8_t a, uint8_t b);
+
+/* What a receiver checks, in this order. A frame on an accepted session
+ * (oob: REQ or RTU; xoob: REQ): malformed (no frame), wrong-dst, not-member,
+ * bad-mac under own_token, replay ((src, nonce) seen before in replay;
+ * remembered only when every earlier check passed). */
+enum openib_refusal oob_check_request_frame(struct oob_frame_view f,
                                             const uint8_t self[OOB_ID_LEN], uint32_t job_size,
                                             const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
                                             struct openib_auth_replay *replay);
-/* An answer: wrong-dst, wrong-src, bad-mac, replay (echo is not `asked`). */
-enum openib_refusal oob_check_answer_frame(const struct oob_frame_view *f,
+/* An answer on a session we opened (REP or REJ): malformed (no frame),
+ * wrong-dst, wrong-src (not peer), bad-mac under own_token, replay (echo is
+ * not `asked`, the nonce of our request). */
+enum openib_refusal oob_check_answer_frame(struct oob_frame_view f,
                                            const uint8_t self[OOB_ID_LEN],
                                            const uint8_t peer[OOB_ID_LEN],
                                            const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
                                            const uint8_t asked[OPENIB_AUTH_NONCE_LEN]);
+/* Decodes buf into *out (oob_msg_decode) and views it for those checks
+ * when it is an oob message of type a or b; oob_frame_none when not. */
+struct oob_frame_view oob_msg_view(const uint8_t *buf, size_t size, enum oob_type a,
+                                   enum oob_type b, struct oob_msg *out);
 
-/* A frame on an accepted session (REQ or RTU): layout, dst == self,
- * membership, MAC under own_token, then (src, nonce) fresh in replay
- * (remembered only when every earlier check passed). */
-enum openib_refusal oob_check_incoming(const uint8_t *buf, size_t size,
-                                       const uint8_t self[OOB_ID_LEN], uint32_t job_size,
-                                       const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
-                                       struct openib_auth_replay *replay, struct oob_msg *out);
-/* An answer on a session we opened (REP or REJ): layout, dst == self,
- * src == peer, MAC under own_token, echo == the nonce of our request. */
-enum openib_refusal oob_check_answer(const uint8_t *buf, size_t size,
-                                     const uint8_t self[OOB_ID_LEN],
-                                     const uint8_t peer[OOB_ID_LEN],
-                                     const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
-                                     const uint8_t asked[OPENIB_AUTH_NONCE_LEN],
-                                     struct oob_msg *out);
 /* The session's source address (network order) among the addresses the
  * claimed sender published? */
 enum openib_refusal oob_check_source(const uint32_t *published, int n, uint32_t source);

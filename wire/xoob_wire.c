@@ -7,15 +7,12 @@
  *   u8 nsrq (1..8), nsrq x u32 SRQN
  * (2 had no token; 1 was 2 from before side-channel keepalives.)
  *
- * Message, version 2 (fixed size OOB_MSG_SIZE = 160, all used), big-endian:
- *     0  u32 magic "XOOB", u8 version, u8 type, u16 reason
- *     8  8 bytes source id, 8 bytes destination id
+ * Message, version 2: oob's handshake envelope (oob_wire.c: magic "XOOB",
+ * version, type, reason, ids; nonce, echo and MAC from 128 on; 160 bytes,
+ * all used, big-endian) around this body:
  *    24  u32 qpn, u32 psn, u32 mtu, u32 rq_layout
  *    40  16 bytes gid, u16 lid, u64 node_id
  *    66  62 bytes why (NUL-padded)
- *   128  8 bytes nonce, 8 bytes echo (the nonce answered)
- *   144  16 bytes MAC: HMAC-SHA256/128 of the 160 bytes, MAC counted as
- *        zeros, keyed with the receiver's token (openib_auth_seal)
  * (Version 1 had 64 bytes of why and no nonces nor MAC.)
  * Versioning rules: wire/README.md.
  */
@@ -29,14 +26,12 @@
 #include "wire/wire_be.h"
 
 #define XOOB_MAGIC 0x584f4f42u /* "XOOB" */
-#define XOOB_WHY_OFF (4 + 4 + 2 * XOOB_ID_LEN + 16 + 16 + 2 + 8)
-#define XOOB_NONCE_OFF (XOOB_WHY_OFF + XOOB_WHY_LEN)
-#define XOOB_MAC_OFF (XOOB_NONCE_OFF + 2 * OPENIB_AUTH_NONCE_LEN)
-#define XOOB_MSG_LEN (XOOB_MAC_OFF + OPENIB_AUTH_MAC_LEN)
+#define XOOB_WHY_OFF (OOB_ENVELOPE_BODY_OFF + 16 + 16 + 2 + 8)
 #define XOOB_BLOB_HDR (4 + OPENIB_AUTH_TOKEN_LEN)
 
-_Static_assert(XOOB_MSG_LEN <= 160, "the xoob message must fit a channel frame (OOB_MSG_SIZE)");
-_Static_assert(XOOB_ID_LEN == OOB_ID_LEN, "xoob shares the checks of oob_check_request_frame");
+_Static_assert(XOOB_WHY_OFF + XOOB_WHY_LEN == OOB_ENVELOPE_BODY_END,
+               "the xoob body fills the envelope's");
+_Static_assert(XOOB_ID_LEN == OOB_ID_LEN, "xoob shares oob's envelope and its checks");
 
 static size_t blob_size(uint8_t naddr, uint8_t nsrq)
 {
@@ -113,17 +108,11 @@ int xoob_msg_encode(const struct xoob_msg *m, uint8_t *buf, size_t size,
 {
     uint8_t *p = buf;
 
-    if (NULL == m || NULL == buf || NULL == key || size < XOOB_MSG_LEN) {
+    if (NULL == m || NULL == buf || NULL == key || size < OOB_MSG_SIZE) {
         return OPAL_ERR_BAD_PARAM;
     }
     memset(buf, 0, size);
-    p = cpc_be_put(p, XOOB_MAGIC, 4);
-    p = cpc_be_put(p, XOOB_MSG_VERSION, 1);
-    p = cpc_be_put(p, m->type, 1);
-    p = cpc_be_put(p, m->reason, 2);
-    memcpy(p, m->src, XOOB_ID_LEN);
-    memcpy(p + XOOB_ID_LEN, m->dst, XOOB_ID_LEN);
-    p += 2 * XOOB_ID_LEN;
+    p = oob_envelope_put(buf, XOOB_MAGIC, XOOB_MSG_VERSION, m->type, m->reason, m->src, m->dst);
     p = cpc_be_put(p, m->qpn, 4);
     p = cpc_be_put(p, m->psn, 4);
     p = cpc_be_put(p, m->mtu, 4);
@@ -133,9 +122,7 @@ int xoob_msg_encode(const struct xoob_msg *m, uint8_t *buf, size_t size,
     p = cpc_be_put(p, m->lid, 2);
     p = cpc_be_put(p, m->node_id, 8);
     memcpy(p, m->why, strnlen(m->why, XOOB_WHY_LEN));
-    memcpy(buf + XOOB_NONCE_OFF, m->nonce, OPENIB_AUTH_NONCE_LEN);
-    memcpy(buf + XOOB_NONCE_OFF + OPENIB_AUTH_NONCE_LEN, m->echo, OPENIB_AUTH_NONCE_LEN);
-    openib_auth_seal(key, buf, XOOB_MSG_LEN, XOOB_MAC_OFF);
+    oob_envelope_seal(buf, m->nonce, m->echo, key);
     return OPAL_SUCCESS;
 }
 
@@ -155,22 +142,16 @@ int xoob_msg_decode(const uint8_t *buf, size_t size, struct xoob_msg *m)
     const uint8_t *p;
     int rc;
 
-    if (NULL == buf || NULL == m || size < 8) {
+    if (NULL == m) {
         return OPAL_ERR_BAD_PARAM;
     }
-    rc = oob_frame_check_head(buf, XOOB_MAGIC, XOOB_MSG_VERSION);
+    rc = oob_envelope_check(buf, size, XOOB_MAGIC, XOOB_MSG_VERSION, XOOB_REJ);
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
-    if (size < XOOB_MSG_LEN || buf[5] < XOOB_REQ || buf[5] > XOOB_REJ) {
-        return OPAL_ERR_BAD_PARAM;
-    }
     memset(m, 0, sizeof(*m));
-    m->type = buf[5];
-    p = cpc_be_get16(buf + 6, &m->reason);
-    memcpy(m->src, p, XOOB_ID_LEN);
-    memcpy(m->dst, p + XOOB_ID_LEN, XOOB_ID_LEN);
-    p += 2 * XOOB_ID_LEN;
+    m->type = oob_envelope_type(buf);
+    p = oob_envelope_get(buf, &m->reason, m->src, m->dst, m->nonce, m->echo);
     p = cpc_be_get32(p, &m->qpn);
     p = cpc_be_get32(p, &m->psn);
     p = cpc_be_get32(p, &m->mtu);
@@ -180,49 +161,14 @@ int xoob_msg_decode(const uint8_t *buf, size_t size, struct xoob_msg *m)
     p = cpc_be_get16(p, &m->lid);
     p = cpc_be_get(p, &m->node_id, 8);
     memcpy(m->why, p, XOOB_WHY_LEN); /* the rest of m->why stays NUL */
-    memcpy(m->nonce, buf + XOOB_NONCE_OFF, OPENIB_AUTH_NONCE_LEN);
-    memcpy(m->echo, buf + XOOB_NONCE_OFF + OPENIB_AUTH_NONCE_LEN, OPENIB_AUTH_NONCE_LEN);
     return OPAL_SUCCESS;
 }
 
-/* Decodes a message of type a or b and views it for oob's checks; false
- * when it is none (the caller's REFUSAL_MALFORMED). */
-static bool decode_view(const uint8_t *buf, size_t size, uint8_t a, uint8_t b,
-                        struct xoob_msg *out, struct oob_frame_view *f)
+struct oob_frame_view xoob_msg_view(const uint8_t *buf, size_t size, enum xoob_msg_type a,
+                                    enum xoob_msg_type b, struct xoob_msg *out)
 {
-    if (OPAL_SUCCESS != xoob_msg_decode(buf, size, out) || (out->type != a && out->type != b)) {
-        return false;
-    }
-    *f = (struct oob_frame_view){ .buf = buf, .len = XOOB_MSG_LEN, .mac_off = XOOB_MAC_OFF,
-                                  .src = out->src, .dst = out->dst, .nonce = out->nonce,
-                                  .echo = out->echo };
-    return true;
-}
-
-enum openib_refusal xoob_check_request(const uint8_t *buf, size_t size,
-                                       const uint8_t self[XOOB_ID_LEN], uint32_t job_size,
-                                       const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
-                                       struct openib_auth_replay *replay, struct xoob_msg *out)
-{
-    struct oob_frame_view f;
-
-    return decode_view(buf, size, XOOB_REQ, XOOB_REQ, out, &f)
-               ? oob_check_request_frame(&f, self, job_size, own_token, replay)
-               : REFUSAL_MALFORMED;
-}
-
-enum openib_refusal xoob_check_answer(const uint8_t *buf, size_t size,
-                                      const uint8_t self[XOOB_ID_LEN],
-                                      const uint8_t peer[XOOB_ID_LEN],
-                                      const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
-                                      const uint8_t asked[OPENIB_AUTH_NONCE_LEN],
-                                      struct xoob_msg *out)
-{
-    struct oob_frame_view f;
-
-    return decode_view(buf, size, XOOB_REP, XOOB_REJ, out, &f)
-               ? oob_check_answer_frame(&f, self, peer, own_token, asked)
-               : REFUSAL_MALFORMED;
+    return OPAL_SUCCESS == xoob_msg_decode(buf, size, out) ? oob_envelope_view(buf, a, b)
+                                                           : oob_frame_none;
 }
 
 uint64_t xoob_node_id(const char *hostname)

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "connect/cpc_auth.h"
-#include "wire/oob_wire.h" /* enum openib_refusal, oob_is_member */
+#include "wire/oob_wire.h" /* the envelope and the checks, shared */
 
 /* Blob 3 carries the process token (cpc_auth.h); 2 could not
  * authenticate, 1 lacked keepalives. Message 2 carries a nonce, the nonce
@@ -71,21 +71,13 @@ int xoob_msg_encode(const struct xoob_msg *m, uint8_t *buf, size_t size,
                     const uint8_t key[OPENIB_AUTH_TOKEN_LEN]);
 int xoob_msg_decode(const uint8_t *buf, size_t size, struct xoob_msg *m);
 
-/* What a receiver checks, in order (the rules of oob_check_incoming /
- * oob_check_answer in oob_wire.h). A REQ on an accepted session:
- * layout, dst == self, membership, MAC under own_token, (src, nonce) fresh. */
-enum openib_refusal xoob_check_request(const uint8_t *buf, size_t size,
-                                       const uint8_t self[XOOB_ID_LEN], uint32_t job_size,
-                                       const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
-                                       struct openib_auth_replay *replay, struct xoob_msg *out);
-/* A REP or REJ on a session we opened: layout, dst == self, src == peer,
- * MAC under own_token, echo == the nonce of our REQ. */
-enum openib_refusal xoob_check_answer(const uint8_t *buf, size_t size,
-                                      const uint8_t self[XOOB_ID_LEN],
-                                      const uint8_t peer[XOOB_ID_LEN],
-                                      const uint8_t own_token[OPENIB_AUTH_TOKEN_LEN],
-                                      const uint8_t asked[OPENIB_AUTH_NONCE_LEN],
-                                      struct xoob_msg *out);
+/* Decodes buf into *out (xoob_msg_decode) and views it for the shared
+ * checks (oob_check_request_frame for a REQ, oob_check_answer_frame for a
+ * REP or REJ) when it is an xoob message of type a or b; oob_frame_none
+ * when not. */
+struct oob_frame_view xoob_msg_view(const uint8_t *buf, size_t size, enum xoob_msg_type a,
+                                    enum xoob_msg_type b, struct xoob_msg *out);
+
 /* Does this channel message carry xoob's magic? */
 int xoob_msg_is_xoob(const uint8_t *buf, size_t size);
 

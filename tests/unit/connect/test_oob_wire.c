@@ -5,10 +5,11 @@
  * the host, the documented layout byte for byte), and the decoders refuse
  * truncated, foreign, other-version and malformed data, reading only the
  * bytes they were given. The MAC fails on every mutated byte of a frame and
- * under any other key. The receivers' check sequences (oob_check_incoming,
- * oob_check_answer, oob_check_source, oob_check_ud_source) give each refusal its reason, in the
- * documented order, and a frame refused before the freshness check leaves
- * the replay memory untouched. A keepalive is told from a CPC message by
+ * under any other key. The receivers' check sequences (oob_msg_view, then
+ * oob_check_request_frame or oob_check_answer_frame; oob_check_source,
+ * oob_check_ud_source) give each refusal its reason, in the documented
+ * order, and a frame refused before the freshness check leaves the replay
+ * memory untouched. A keepalive is told from a CPC message by
  * its magic alone. UD frames (the side channel's datagrams) round-trip with
  * their payload exactly for OPEN and DATA.
  */
@@ -377,51 +378,60 @@ static void incoming(void)
     struct openib_auth_replay *r = calloc(1, sizeof(*r));
     struct openib_cpc_qp_info q;
     struct oob_msg m;
+    struct oob_frame_view v;
     uint8_t buf[OOB_MSG_SIZE], self_c[OOB_ID_LEN], *c;
     size_t cut;
 
     sample_qp(&q, 2);
     /* a well-formed REQ from a (vpid 7) to b, keyed with b's token */
     CHECK_EQ(encode_msg(buf, OOB_REQ, 0, &q, nonce1, NULL, key_b), OPAL_SUCCESS);
+    v = oob_msg_view(buf, sizeof(buf), OOB_REQ, OOB_RTU, &m);
     /* refused before freshness: nothing remembered */
-    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_a, r, &m), REFUSAL_BAD_MAC);
+    CHECK_EQ(oob_check_request_frame(v, id_b, 16, key_a, r), REFUSAL_BAD_MAC);
     make_id(self_c, 1, 3);
-    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), self_c, 16, key_b, r, &m), REFUSAL_WRONG_DST);
-    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 5, key_b, r, &m), REFUSAL_NOT_MEMBER);
+    CHECK_EQ(oob_check_request_frame(v, self_c, 16, key_b, r), REFUSAL_WRONG_DST);
+    CHECK_EQ(oob_check_request_frame(v, id_b, 5, key_b, r), REFUSAL_NOT_MEMBER);
     for (cut = 0; cut < OOB_MSG_SIZE; ++cut) {
         c = exact(buf, cut);
-        CHECK_EQ(oob_check_incoming(c, cut, id_b, 16, key_b, r, &m), REFUSAL_MALFORMED);
+        CHECK_EQ(oob_check_request_frame(oob_msg_view(c, cut, OOB_REQ, OOB_RTU, &m), id_b, 16,
+                                         key_b, r),
+                 REFUSAL_MALFORMED);
         free(c);
     }
     CHECK_EQ(r->used, 0);
     /* good once, then a replay */
-    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m), REFUSAL_OK);
+    v = oob_msg_view(buf, sizeof(buf), OOB_REQ, OOB_RTU, &m);
+    CHECK_EQ(oob_check_request_frame(v, id_b, 16, key_b, r), REFUSAL_OK);
     CHECK_EQ(m.q.num_qps, 2);
-    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m), REFUSAL_REPLAY);
+    CHECK_EQ(oob_check_request_frame(v, id_b, 16, key_b, r), REFUSAL_REPLAY);
     /* dst is checked before the MAC: a frame for another process of the
      * job, even a genuine one, is refused as such */
-    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), self_c, 16, key_a, r, &m), REFUSAL_WRONG_DST);
+    CHECK_EQ(oob_check_request_frame(v, self_c, 16, key_a, r), REFUSAL_WRONG_DST);
     /* any mutated byte: refused (dst, membership or MAC, never OK) */
     {
         int i, ok = 0;
         CHECK_EQ(encode_msg(buf, OOB_REQ, 0, &q, nonce2, NULL, key_b), OPAL_SUCCESS);
         for (i = 0; i < OOB_MSG_SIZE; ++i) {
             buf[i] ^= 0x40;
-            ok += REFUSAL_OK == oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m);
+            v = oob_msg_view(buf, sizeof(buf), OOB_REQ, OOB_RTU, &m);
+            ok += REFUSAL_OK == oob_check_request_frame(v, id_b, 16, key_b, r);
             buf[i] ^= 0x40;
         }
         CHECK_EQ(ok, 0);
     }
     /* an RTU passes the same checks; REP and REJ do not belong here */
     CHECK_EQ(encode_msg(buf, OOB_RTU, 0, NULL, nonce2, nonce1, key_b), OPAL_SUCCESS);
-    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m), REFUSAL_OK);
+    v = oob_msg_view(buf, sizeof(buf), OOB_REQ, OOB_RTU, &m);
+    CHECK_EQ(oob_check_request_frame(v, id_b, 16, key_b, r), REFUSAL_OK);
     CHECK_EQ(m.type, OOB_RTU);
     CHECK(0 == memcmp(m.echo, nonce1, 8));
     CHECK_EQ(encode_msg(buf, OOB_REP, 0, &q, nonce1, NULL, key_b), OPAL_SUCCESS);
-    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m), REFUSAL_MALFORMED);
+    v = oob_msg_view(buf, sizeof(buf), OOB_REQ, OOB_RTU, &m);
+    CHECK_EQ(oob_check_request_frame(v, id_b, 16, key_b, r), REFUSAL_MALFORMED);
     /* garbage */
     memset(buf, 0xa5, sizeof(buf));
-    CHECK_EQ(oob_check_incoming(buf, sizeof(buf), id_b, 16, key_b, r, &m), REFUSAL_MALFORMED);
+    v = oob_msg_view(buf, sizeof(buf), OOB_REQ, OOB_RTU, &m);
+    CHECK_EQ(oob_check_request_frame(v, id_b, 16, key_b, r), REFUSAL_MALFORMED);
     free(r);
 }
 
@@ -431,6 +441,7 @@ static void answers(void)
 {
     struct openib_cpc_qp_info q;
     struct oob_msg m, out;
+    struct oob_frame_view v;
     uint8_t buf[OOB_MSG_SIZE], other[OOB_ID_LEN];
 
     sample_qp(&q, 1);
@@ -442,22 +453,22 @@ static void answers(void)
     memcpy(m.nonce, nonce2, 8);
     memcpy(m.echo, nonce1, 8);
     CHECK_EQ(oob_msg_encode(buf, sizeof(buf), &m, key_a), OPAL_SUCCESS);
-    CHECK_EQ(oob_check_answer(buf, sizeof(buf), id_a, id_b, key_a, nonce1, &out), REFUSAL_OK);
+    v = oob_msg_view(buf, sizeof(buf), OOB_REP, OOB_REJ, &out);
+    CHECK_EQ(oob_check_answer_frame(v, id_a, id_b, key_a, nonce1), REFUSAL_OK);
     CHECK_EQ(out.q.qpn[0], q.qpn[0]);
     /* an answer to another request of ours */
-    CHECK_EQ(oob_check_answer(buf, sizeof(buf), id_a, id_b, key_a, nonce2, &out), REFUSAL_REPLAY);
-    CHECK_EQ(oob_check_answer(buf, sizeof(buf), id_a, id_b, key_b, nonce1, &out), REFUSAL_BAD_MAC);
+    CHECK_EQ(oob_check_answer_frame(v, id_a, id_b, key_a, nonce2), REFUSAL_REPLAY);
+    CHECK_EQ(oob_check_answer_frame(v, id_a, id_b, key_b, nonce1), REFUSAL_BAD_MAC);
     make_id(other, 1, 3);
-    CHECK_EQ(oob_check_answer(buf, sizeof(buf), id_a, other, key_a, nonce1, &out),
-             REFUSAL_WRONG_SRC);
-    CHECK_EQ(oob_check_answer(buf, sizeof(buf), other, id_b, key_a, nonce1, &out),
-             REFUSAL_WRONG_DST);
-    CHECK_EQ(oob_check_answer(buf, 100, id_a, id_b, key_a, nonce1, &out), REFUSAL_MALFORMED);
+    CHECK_EQ(oob_check_answer_frame(v, id_a, other, key_a, nonce1), REFUSAL_WRONG_SRC);
+    CHECK_EQ(oob_check_answer_frame(v, other, id_b, key_a, nonce1), REFUSAL_WRONG_DST);
+    v = oob_msg_view(buf, 100, OOB_REP, OOB_REJ, &out);
+    CHECK_EQ(oob_check_answer_frame(v, id_a, id_b, key_a, nonce1), REFUSAL_MALFORMED);
     /* a REQ is no answer */
     m.type = OOB_REQ;
     CHECK_EQ(oob_msg_encode(buf, sizeof(buf), &m, key_a), OPAL_SUCCESS);
-    CHECK_EQ(oob_check_answer(buf, sizeof(buf), id_a, id_b, key_a, nonce1, &out),
-             REFUSAL_MALFORMED);
+    v = oob_msg_view(buf, sizeof(buf), OOB_REP, OOB_REJ, &out);
+    CHECK_EQ(oob_check_answer_frame(v, id_a, id_b, key_a, nonce1), REFUSAL_MALFORMED);
 }
 
 static void source(void)

@@ -5,9 +5,9 @@
  * truncated, padded, foreign-version and malformed data, reading only the
  * bytes they were given. The blob carries the process token; a message's
  * MAC fails on every mutated byte and under any other key, and the
- * receivers' check sequences (xoob_check_request / xoob_check_answer) give
- * each refusal its reason in order, remembering a nonce only for a frame
- * that passed every earlier check.
+ * receivers' check sequences (xoob_msg_view, then oob_check_request_frame
+ * or oob_check_answer_frame) give each refusal its reason in order,
+ * remembering a nonce only for a frame that passed every earlier check.
  */
 #include "opal_config.h"
 #include "opal/constants.h"
@@ -265,29 +265,35 @@ static void checks(void)
 {
     struct openib_auth_replay *r = calloc(1, sizeof(*r));
     struct xoob_msg in, out;
+    struct oob_frame_view v;
     uint8_t buf[OOB_MSG_SIZE], other[XOOB_ID_LEN] = { 3, 0, 0, 0, 5 };
     int i, ok = 0;
 
     sample_msg(&in); /* REQ from vpid 1 to vpid 2 */
     CHECK_EQ(xoob_msg_encode(&in, buf, sizeof(buf), key_b), OPAL_SUCCESS);
-    CHECK_EQ(xoob_check_request(buf, sizeof(buf), in.dst, 4, key_a, r, &out), REFUSAL_BAD_MAC);
-    CHECK_EQ(xoob_check_request(buf, sizeof(buf), other, 4, key_b, r, &out), REFUSAL_WRONG_DST);
-    CHECK_EQ(xoob_check_request(buf, sizeof(buf), in.dst, 1, key_b, r, &out), REFUSAL_NOT_MEMBER);
-    CHECK_EQ(xoob_check_request(buf, 159, in.dst, 4, key_b, r, &out), REFUSAL_MALFORMED);
+    v = xoob_msg_view(buf, sizeof(buf), XOOB_REQ, XOOB_REQ, &out);
+    CHECK_EQ(oob_check_request_frame(v, in.dst, 4, key_a, r), REFUSAL_BAD_MAC);
+    CHECK_EQ(oob_check_request_frame(v, other, 4, key_b, r), REFUSAL_WRONG_DST);
+    CHECK_EQ(oob_check_request_frame(v, in.dst, 1, key_b, r), REFUSAL_NOT_MEMBER);
+    v = xoob_msg_view(buf, 159, XOOB_REQ, XOOB_REQ, &out);
+    CHECK_EQ(oob_check_request_frame(v, in.dst, 4, key_b, r), REFUSAL_MALFORMED);
     for (i = 0; i < OOB_MSG_SIZE; ++i) {
         buf[i] ^= 0x08;
-        ok += REFUSAL_OK == xoob_check_request(buf, sizeof(buf), in.dst, 4, key_b, r, &out);
+        v = xoob_msg_view(buf, sizeof(buf), XOOB_REQ, XOOB_REQ, &out);
+        ok += REFUSAL_OK == oob_check_request_frame(v, in.dst, 4, key_b, r);
         buf[i] ^= 0x08;
     }
     CHECK_EQ(ok, 0);
     CHECK_EQ(r->used, 0); /* nothing refused was remembered */
-    CHECK_EQ(xoob_check_request(buf, sizeof(buf), in.dst, 4, key_b, r, &out), REFUSAL_OK);
+    v = xoob_msg_view(buf, sizeof(buf), XOOB_REQ, XOOB_REQ, &out);
+    CHECK_EQ(oob_check_request_frame(v, in.dst, 4, key_b, r), REFUSAL_OK);
     CHECK_EQ(out.qpn, in.qpn);
-    CHECK_EQ(xoob_check_request(buf, sizeof(buf), in.dst, 4, key_b, r, &out), REFUSAL_REPLAY);
+    CHECK_EQ(oob_check_request_frame(v, in.dst, 4, key_b, r), REFUSAL_REPLAY);
     /* a REP is no request */
     in.type = XOOB_REP;
     CHECK_EQ(xoob_msg_encode(&in, buf, sizeof(buf), key_b), OPAL_SUCCESS);
-    CHECK_EQ(xoob_check_request(buf, sizeof(buf), in.dst, 4, key_b, r, &out), REFUSAL_MALFORMED);
+    v = xoob_msg_view(buf, sizeof(buf), XOOB_REQ, XOOB_REQ, &out);
+    CHECK_EQ(oob_check_request_frame(v, in.dst, 4, key_b, r), REFUSAL_MALFORMED);
 
     /* an answer: vpid 2 answers vpid 1, keyed with 1's token (key_a),
      * echoing the REQ's nonce */
@@ -297,18 +303,20 @@ static void checks(void)
     memcpy(in.dst, (const uint8_t[XOOB_ID_LEN]) { 3, 0, 0, 0, 1 }, XOOB_ID_LEN);
     memcpy(in.echo, "asked-01", 8);
     CHECK_EQ(xoob_msg_encode(&in, buf, sizeof(buf), key_a), OPAL_SUCCESS);
-    CHECK_EQ(xoob_check_answer(buf, sizeof(buf), in.dst, in.src, key_a,
-                               (const uint8_t *) "asked-01", &out), REFUSAL_OK);
-    CHECK_EQ(xoob_check_answer(buf, sizeof(buf), in.dst, in.src, key_a,
-                               (const uint8_t *) "asked-02", &out), REFUSAL_REPLAY);
-    CHECK_EQ(xoob_check_answer(buf, sizeof(buf), in.dst, in.src, key_b,
-                               (const uint8_t *) "asked-01", &out), REFUSAL_BAD_MAC);
-    CHECK_EQ(xoob_check_answer(buf, sizeof(buf), in.dst, other, key_a,
-                               (const uint8_t *) "asked-01", &out), REFUSAL_WRONG_SRC);
-    CHECK_EQ(xoob_check_answer(buf, sizeof(buf), other, in.src, key_a,
-                               (const uint8_t *) "asked-01", &out), REFUSAL_WRONG_DST);
-    CHECK_EQ(xoob_check_answer(buf, 100, in.dst, in.src, key_a, (const uint8_t *) "asked-01",
-                               &out), REFUSAL_MALFORMED);
+    v = xoob_msg_view(buf, sizeof(buf), XOOB_REP, XOOB_REJ, &out);
+    CHECK_EQ(oob_check_answer_frame(v, in.dst, in.src, key_a, (const uint8_t *) "asked-01"),
+             REFUSAL_OK);
+    CHECK_EQ(oob_check_answer_frame(v, in.dst, in.src, key_a, (const uint8_t *) "asked-02"),
+             REFUSAL_REPLAY);
+    CHECK_EQ(oob_check_answer_frame(v, in.dst, in.src, key_b, (const uint8_t *) "asked-01"),
+             REFUSAL_BAD_MAC);
+    CHECK_EQ(oob_check_answer_frame(v, in.dst, other, key_a, (const uint8_t *) "asked-01"),
+             REFUSAL_WRONG_SRC);
+    CHECK_EQ(oob_check_answer_frame(v, other, in.src, key_a, (const uint8_t *) "asked-01"),
+             REFUSAL_WRONG_DST);
+    v = xoob_msg_view(buf, 100, XOOB_REP, XOOB_REJ, &out);
+    CHECK_EQ(oob_check_answer_frame(v, in.dst, in.src, key_a, (const uint8_t *) "asked-01"),
+             REFUSAL_MALFORMED);
     free(r);
 }
 
