@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "bench_stats.h"
+#include "hmem/hmem_dl_syms.h"
 #include "hmem/openib_hmem_btl.h"
 
 typedef int cu_result;
@@ -81,13 +82,10 @@ static struct {
     cu_result (*ctx_synchronize)(void);
 } cu;
 
-#define CU_SYM(field_, name_, required_) \
-    { name_, offsetof(__typeof__(cu), field_), required_ }
-static const struct {
-    const char *name;
-    size_t offset;
-    bool required;
-} cu_syms[] = {
+/* the entry points the application side needs, loaded as hmem_cuda.c
+ * loads the driver's */
+#define CU_SYM(field_, name_, required_) HMEM_DL_SYM(__typeof__(cu), field_, name_, required_)
+static const struct hmem_dl_sym cu_syms[] = {
     CU_SYM(init, "cuInit", true),
     CU_SYM(driver_get_version, "cuDriverGetVersion", true),
     CU_SYM(device_get, "cuDeviceGet", true),
@@ -404,7 +402,8 @@ int main(int argc, char **argv)
     int nsizes = 0, samples = 200, per = 10000, opt, dev_no = 0, version = 0, i, h2d;
     unsigned char *host = NULL, *ref, *dev;
     cu_deviceptr d = 0;
-    void *h, *ctx = NULL, *sym;
+    void *h, *ctx = NULL;
+    const char *missing;
     union openib_hmem_op op;
     enum openib_hmem_iface iface;
     uint64_t ordinal;
@@ -445,13 +444,10 @@ int main(int argc, char **argv)
         printf("SKIP: cannot load %s: %s\n", lib, dlerror());
         return 77;
     }
-    for (i = 0; i < (int) (sizeof(cu_syms) / sizeof(cu_syms[0])); ++i) {
-        sym = dlsym(h, cu_syms[i].name);
-        if (NULL == sym && cu_syms[i].required) {
-            fprintf(stderr, "%s lacks %s\n", lib, cu_syms[i].name);
-            return 2;
-        }
-        memcpy((char *) &cu + cu_syms[i].offset, &sym, sizeof(sym));
+    missing = hmem_dl_syms_load(h, cu_syms, sizeof(cu_syms) / sizeof(cu_syms[0]), &cu);
+    if (NULL != missing) {
+        fprintf(stderr, "%s lacks %s\n", lib, missing);
+        return 2;
     }
     if (0 != cu.init(0) || 0 != cu.device_get(&dev_no, 0) ||
         0 != cu.primary_retain(&ctx, dev_no) || 0 != cu.ctx_set_current(ctx)) {
