@@ -11,21 +11,34 @@
 #   BUILDDIR  where the objects go, laid out as the automake build tree
 #             (tests find their modules as BUILDDIR/<dir>/.libs/<name>.so;
 #             run them with OPENIB_BUILDDIR=BUILDDIR OPENIB_SRCDIR=<source>)
-#   OMPI_DIR  optional: Open MPI 4.1 to build the two tests that need it
-#             (test_hmem_plugin: the parameter's error path and help text;
-#             test_hmem_params: the MCA variables and memory hooks) and
-#             hmem/hmem_params.c. It must hold include/ (the directory with
-#             opal_config.h's parent, as Debian's .../openmpi/include) and
-#             lib/ with libopen-pal.so.40 and its libraries. Without it
-#             those two are not built, and are listed as such.
-# Everything else uses only the C library: hmem/*.c but hmem_params.c are
-# free of Open MPI (they load the CUDA driver with dlopen at run time).
+#   OMPI_DIR  Open MPI 4.1, default Debian's /usr/lib/x86_64-linux-gnu/openmpi
+#             where it exists. Its include/ (as Debian's .../openmpi/include,
+#             opal_config.h under include/openmpi) is needed: the HMEM code
+#             speaks OPAL error codes (opal/constants.h, and
+#             common/openib_errno.c, the one conversion). A GPU machine
+#             without Open MPI can use a copy of those headers alone. Its lib/
+#             with libopen-pal.so.40 is needed only by the two tests that
+#             call into Open MPI (test_hmem_plugin: the parameter's error
+#             path and help text; test_hmem_params: the MCA variables and
+#             memory hooks) and hmem/hmem_params.c; without it those two are
+#             not built, and are listed as such.
+# Nothing else calls into Open MPI: hmem/*.c but hmem_params.c load the CUDA
+# driver with dlopen at run time and use only the C library.
 # Environment: CC (default gcc), CFLAGS (default -g -O2).
 set -eu
 
 SRC=$(cd "$(dirname "$0")/.." && pwd -P)
 B=${1:?usage: sh scripts/hmem-gpu-build.sh BUILDDIR [OMPI_DIR]}
 OMPI=${2:-}
+[ -n "$OMPI" ] || [ ! -d /usr/lib/x86_64-linux-gnu/openmpi/include ] ||
+	OMPI=/usr/lib/x86_64-linux-gnu/openmpi
+if [ -z "$OMPI" ] || [ ! -f "$OMPI/include/openmpi/opal/constants.h" ]; then
+	echo "hmem-gpu-build: needs Open MPI 4.1's headers (OMPI_DIR/include/openmpi/opal/constants.h):" \
+		"give OMPI_DIR" >&2
+	exit 2
+fi
+OMPI=$(cd "$OMPI" && pwd -P)
+OINC="-I$OMPI/include -I$OMPI/include/openmpi"
 CC=${CC:-gcc}
 CFLAGS=${CFLAGS:--g -O2}
 # The warnings and code-generation flags configure gives every file.
@@ -33,7 +46,7 @@ WARN="-mcx16 -fno-strict-aliasing -DNDEBUG -Wall -Wextra -Wno-unused-parameter \
 -Wno-missing-field-initializers -Wno-sign-compare"
 mkdir -p "$B"
 B=$(cd "$B" && pwd -P)
-INC="-I$SRC/include -I$SRC"
+INC="-I$SRC/include -I$SRC $OINC"
 TESTDEF="-DHMEM_TEST_BUILDDIR=\"$B\" -DHMEM_TEST_SRCDIR=\"$SRC\""
 H=tests/unit/hmem
 mkdir -p "$B/hmem" "$B/$H/.libs" "$B/hmem/examples/.libs" "$B/bench"
@@ -50,6 +63,14 @@ objs=
 for f in $CORE; do
 	cc -fPIC -fvisibility=hidden $INC -c "$SRC/hmem/$f.c" -o "$B/hmem/$f.o"
 	objs="$objs $B/hmem/$f.o"
+done
+# and what it shares with the rest of the component: the error convention
+# and the plug-in path check
+mkdir -p "$B/mca"
+mkdir -p "$B/common"
+for f in common/openib_errno mca/btl_openib_path_check; do
+	cc -fPIC -fvisibility=hidden $INC -c "$SRC/$f.c" -o "$B/$f.o"
+	objs="$objs $B/$f.o"
 done
 rm -f "$B/hmem/libhmem_core.a"
 # shellcheck disable=SC2086
@@ -94,18 +115,16 @@ prog "$H/test_hmem_app_posix" "$H/test_hmem_app.c" -DOPENIB_HMEM_FIND_ROOT_NO_RT
 prog "$H/hmem_detect_bench" "$H/hmem_detect_bench.c"
 prog bench/hmem_copy_bench bench/hmem_copy_bench.c
 
-if [ -n "$OMPI" ]; then
-	OMPI=$(cd "$OMPI" && pwd -P)
-	OINC="-I$OMPI/include -I$OMPI/include/openmpi"
+if [ -e "$OMPI/lib/libopen-pal.so.40" ]; then
 	[ -e "$OMPI/lib/libopen-pal.so" ] || ln -sf libopen-pal.so.40 "$OMPI/lib/libopen-pal.so"
-	cc -fPIC -fvisibility=hidden $INC $OINC -c "$SRC/hmem/hmem_params.c" -o "$B/hmem/hmem_params.o"
+	cc -fPIC -fvisibility=hidden $INC -c "$SRC/hmem/hmem_params.c" -o "$B/hmem/hmem_params.o"
 	for t in plugin params; do
-		cc $INC $OINC $TESTDEF -o "$B/$H/test_hmem_$t" "$SRC/$H/test_hmem_$t.c" \
+		cc $INC $TESTDEF -o "$B/$H/test_hmem_$t" "$SRC/$H/test_hmem_$t.c" \
 			"$B/hmem/hmem_params.o" "$CORELIB" -L"$OMPI/lib" -lopen-pal \
 			-Wl,-rpath,"$OMPI/lib" -Wl,-rpath-link,"$OMPI/lib" -ldl -lpthread
 	done
 	echo "hmem-gpu-build: built everything, with Open MPI from $OMPI"
 else
 	echo "hmem-gpu-build: built everything but test_hmem_plugin and test_hmem_params" \
-		"(they need Open MPI: give OMPI_DIR)"
+		"(they need Open MPI's libopen-pal: give an OMPI_DIR with lib/)"
 fi
