@@ -11,6 +11,7 @@
 #include "btl_openib/btl_openib_credits.h"
 #include "btl_openib/btl_openib_eager_rdma.h"
 #include "common/openib_errno.h"
+#include "common/openib_post.h"
 #include "btl_openib/btl_openib_lock.h"
 #include "btl_openib/btl_openib_peer_limit.h"
 #include "btl_openib/btl_openib_rdma.h"
@@ -68,7 +69,6 @@ void openib_ep_mark_stalled(mca_btl_openib_endpoint_t *ep)
 int openib_qp_post(mca_btl_openib_endpoint_t *ep, int q, struct ibv_send_wr *wr, bool need_signal)
 {
     struct openib_ep_qp *qp = &ep->qps[q];
-    struct ibv_send_wr *bad;
     /* Only a signaled completion gives WQEs back, so besides every
      * SIGNAL_EVERY-th WQE, each of the last SIGNAL_EVERY before the queue
      * runs dry is signaled: whenever posting stops for want of WQEs, the last
@@ -85,7 +85,7 @@ int openib_qp_post(mca_btl_openib_endpoint_t *ep, int q, struct ibv_send_wr *wr,
     if (OPAL_UNLIKELY(ep->xrc)) {
         openib_xrc_stamp_wr(ep, q, wr); /* XRC: which of the node's SRQs */
     }
-    rc = ibv_post_send(qp->qp, wr, &bad);
+    rc = openib_post_send_one(qp->qp, wr); /* 0: queued, it will complete */
     if (OPAL_UNLIKELY(rc)) {
         /* The verbs edge: ibv_post_send returns an errno value without
          * necessarily setting errno; callers name it from errno. */

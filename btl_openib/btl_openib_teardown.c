@@ -30,6 +30,7 @@
 #include "opal/constants.h"
 
 #include "common/openib_clock.h"
+#include "common/openib_post.h"
 #include "btl_openib/btl_openib_credits.h"
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_send.h"
@@ -109,7 +110,6 @@ static void post_goodbye_wr(mca_btl_openib_endpoint_t *ep, int q, enum ibv_wr_op
                             struct ibv_sge sge, int flags)
 {
     openib_frag_t *f = marker(ep, q);
-    struct ibv_send_wr *bad;
 
     if (NULL == f) {
         return;
@@ -126,8 +126,8 @@ static void post_goodbye_wr(mca_btl_openib_endpoint_t *ep, int q, enum ibv_wr_op
             .rkey = ep->peer_mailbox_rkey,
         },
     };
-    if (ibv_post_send(ep->qps[q].qp, &f->swr, &bad)) {
-        openib_teardown_marker_done(f);
+    if (openib_post_send_one(ep->qps[q].qp, &f->swr)) {
+        openib_teardown_marker_done(f); /* not queued: no completion will come */
     }
 }
 
@@ -179,7 +179,6 @@ static void flush(mca_btl_openib_endpoint_t *ep, int q)
     struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
     struct ibv_qp *qp = ep->qps[q].qp;
     bool iwarp = qp_is_iwarp(qp);
-    struct ibv_send_wr *bad;
     openib_frag_t *f;
 
     if (iwarp) {
@@ -204,7 +203,7 @@ static void flush(mca_btl_openib_endpoint_t *ep, int q)
                 .rkey = ep->peer_mailbox_rkey,
             },
         };
-        if (ibv_post_send(qp, &f->swr, &bad)) {
+        if (openib_post_send_one(qp, &f->swr)) {
             openib_teardown_marker_done(f);
         }
     }
@@ -219,7 +218,7 @@ static void flush(mca_btl_openib_endpoint_t *ep, int q)
             .opcode = IBV_WR_SEND,
             .send_flags = IBV_SEND_SIGNALED,
         };
-        if (ibv_post_send(qp, &f->swr, &bad)) {
+        if (openib_post_send_one(qp, &f->swr)) {
             openib_teardown_marker_done(f);
         }
     }

@@ -22,6 +22,7 @@
 #include "opal/constants.h"
 
 #include "common/openib_errno.h"
+#include "common/openib_post.h"
 #include "connect/cpc_oob_ud.h"
 #include "wire/oob_wire.h"
 
@@ -282,7 +283,7 @@ static int ud_send(void *vp, const struct oob_ud_addr *to, const uint8_t *buf, s
 {
     struct oob_ud_port *p = vp;
     struct ibv_send_wr wr = { .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
-                              .num_sge = 1 }, *bad;
+                              .num_sge = 1 };
     struct ibv_sge sge;
     struct ibv_ah *ah;
     int i;
@@ -309,7 +310,7 @@ static int ud_send(void *vp, const struct oob_ud_addr *to, const uint8_t *buf, s
     wr.wr.ud.ah = ah;
     wr.wr.ud.remote_qpn = to->qpn;
     wr.wr.ud.remote_qkey = UD_QKEY;
-    if (ibv_post_send(p->qp, &wr, &bad)) {
+    if (openib_post_send_one(p->qp, &wr)) { /* not queued: the slot is free again */
         p->free_send[p->nfree++] = i;
         return OPAL_ERR_OUT_OF_RESOURCE;
     }

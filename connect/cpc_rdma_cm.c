@@ -46,6 +46,9 @@
  * nothing on any device we know and costs responder resources (the BTL
  * caps its InfiniBand QPs the same way, btl_openib_qp_state.c). */
 #define RCM_RD_ATOMIC_MAX 16
+/* Listener ports to try when the host's TCP holds the one the rdma_cm
+ * picked (iWARP only; see the loop in rcm_query). */
+#define RCM_LISTEN_PORT_TRIES 8
 
 struct rcm_params rcm_params = {
     .port = 0,
@@ -105,7 +108,7 @@ static int rcm_query(const struct openib_cpc_port *port, int priority,
     char ip[INET_ADDRSTRLEN] = "?";
     const uint8_t *token = openib_auth_local_token();
     uint32_t addr;
-    int rc;
+    int rc, tries;
 
     if (NULL == token) {
         snprintf(why, why_len, "the kernel gave no random bytes for the token that "
@@ -136,29 +139,43 @@ static int rcm_query(const struct openib_cpc_port *port, int priority,
     mod->lctx.tag = RCM_TAG_LISTENER;
     mod->lctx.mod = mod;
     /* on the listeners' channel, which a thread answers while we are busy */
-    if (0 != rdma_create_id(rcm_listen_channel(), &mod->listen_id, &mod->lctx, RDMA_PS_TCP)) {
-        snprintf(why, why_len, "rdma_create_id failed: %s", strerror(errno));
-        goto err_free;
-    }
-    sin.sin_addr.s_addr = addr;
-    sin.sin_port = htons((uint16_t) rcm_params.port);
-    if (0 != rdma_bind_addr(mod->listen_id, (struct sockaddr *) &sin)) {
-        if (EADDRINUSE == errno && 0 != rcm_params.port) {
-            /* name the setting: a fixed port serves one process per address
-             * (why has OPENIB_CPC_WHY_MAX bytes) */
-            snprintf(why, why_len, "btl_openib_connect_rdma_cm_port %d is taken on %s (%s); "
-                     "use 0 (any free port) or a free port", rcm_params.port, ip,
-                     strerror(errno));
-        } else {
-            snprintf(why, why_len, "rdma_bind_addr(%s:%d) failed: %s", ip, rcm_params.port,
-                     strerror(errno));
+    for (tries = 1;; ++tries) {
+        if (0 != rdma_create_id(rcm_listen_channel(), &mod->listen_id, &mod->lctx, RDMA_PS_TCP)) {
+            snprintf(why, why_len, "rdma_create_id failed: %s", strerror(errno));
+            goto err_free;
         }
-        goto err_id;
-    }
-    if (!bound_to_port(mod->listen_id, port, why, why_len, ip)) {
-        goto err_id;
-    }
-    if (0 != rdma_listen(mod->listen_id, RCM_BACKLOG)) {
+        sin.sin_addr.s_addr = addr;
+        sin.sin_port = htons((uint16_t) rcm_params.port);
+        if (0 != rdma_bind_addr(mod->listen_id, (struct sockaddr *) &sin)) {
+            if (EADDRINUSE == errno && 0 != rcm_params.port) {
+                /* name the setting: a fixed port serves one process per
+                 * address (why has OPENIB_CPC_WHY_MAX bytes) */
+                snprintf(why, why_len, "btl_openib_connect_rdma_cm_port %d is taken on %s (%s); "
+                         "use 0 (any free port) or a free port", rcm_params.port, ip,
+                         strerror(errno));
+            } else {
+                snprintf(why, why_len, "rdma_bind_addr(%s:%d) failed: %s", ip, rcm_params.port,
+                         strerror(errno));
+            }
+            goto err_id;
+        }
+        if (!bound_to_port(mod->listen_id, port, why, why_len, ip)) {
+            goto err_id;
+        }
+        if (0 == rdma_listen(mod->listen_id, RCM_BACKLOG)) {
+            break;
+        }
+        /* iWARP over the host's TCP (siw, or no iwpmd): the port the rdma_cm
+         * picked may be the host TCP's (cpc_rdma_cm_iwarp.c,
+         * RCM_QP_PORT_TRIES); any free port will do, so another is tried. */
+        if (EADDRINUSE == errno && 0 == rcm_params.port && tries < RCM_LISTEN_PORT_TRIES) {
+            openib_cpc_log(10, "openib: rdma_cm: listener port %u on %s is in use in the "
+                           "host's TCP; trying another (try %d of %d)",
+                           ntohs(rdma_get_src_port(mod->listen_id)), ip, tries + 1,
+                           RCM_LISTEN_PORT_TRIES);
+            rdma_destroy_id(mod->listen_id);
+            continue;
+        }
         snprintf(why, why_len, "rdma_listen on %s failed: %s", ip, strerror(errno));
         goto err_id;
     }

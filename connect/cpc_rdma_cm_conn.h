@@ -68,6 +68,8 @@ struct rcm_ep {
     uint8_t nq;                  /* QPs to connect */
     uint8_t qup;                 /* bit q: QP q's connection is established */
     bool iw_initiator;           /* we sent the QP requests: we send first */
+    uint8_t qport_busy[OPENIB_CPC_MAX_QPS]; /* initiator: QP q's connects that met a
+                                               local port in use (cpc_rdma_cm_iwarp.c) */
     bool recvs_posted;
     int active_index;            /* in rcm.active while a handshake is under way, else -1 */
     int all_index;               /* in rcm.all while the endpoint exists */

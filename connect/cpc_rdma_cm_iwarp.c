@@ -88,13 +88,21 @@ int rcm_post_recvs_once(struct rcm_ep *e)
     return rc;
 }
 
-/* Initiator: a cm_id per QP, each resolved and connected with the QP's
- * number (the CM moves the QP to RTS). */
-void rcm_qps_connect(struct rcm_ep *e)
+/* How many times one QP's connection may meet a local port in use. The
+ * rdma_cm picks the local port in its own port space; an iWARP device that
+ * runs its connections over the host's TCP (siw; any, when no iWARP port
+ * mapper, iwpmd, keeps the two spaces apart) then binds a TCP socket to
+ * it, and that fails when the host's TCP holds the port (a listener, a
+ * socket of an earlier connection in TIME_WAIT). rdma_connect then fails
+ * at once, nothing was sent and the QP was not touched: a fresh cm_id gets
+ * another port. Eight times in a row is no collision any more. */
+#define RCM_QP_PORT_TRIES 8
+
+/* Initiator, QP q: a cm_id of its own, its address resolution started. */
+static void qp_resolve(struct rcm_ep *e, int q)
 {
     struct sockaddr_in src = { .sin_family = AF_INET }, dst = { .sin_family = AF_INET };
     struct rcm_blob b;
-    int q;
 
     if (OPAL_SUCCESS != rcm_peer_blob(e->cep, &b)) {
         rcm_fail(e, OPAL_ERR_UNREACH, "the peer's rdma_cm address in the modex is corrupt");
@@ -103,24 +111,34 @@ void rcm_qps_connect(struct rcm_ep *e)
     dst.sin_port = htons(b.port);
     dst.sin_addr.s_addr = b.ip;
     src.sin_addr.s_addr = e->mod->ip;
+    if (0 != rdma_create_id(rcm.ch, &e->qid[q], e, RDMA_PS_TCP)) {
+        e->qid[q] = NULL;
+        rcm_fail(e, OPAL_ERR_OUT_OF_RESOURCE, "rdma_create_id for QP %d failed: %s", q,
+                 strerror(errno));
+        return;
+    }
+    if (0 != rdma_resolve_addr(e->qid[q], (struct sockaddr *) &src, (struct sockaddr *) &dst,
+                               (int) rcm_step_timeout_ms())) {
+        rcm_fail(e, OPAL_ERR_UNREACH, "rdma_resolve_addr for QP %d failed: %s", q,
+                 strerror(errno));
+    }
+}
+
+/* Initiator: a cm_id per QP, each resolved and connected with the QP's
+ * number (the CM moves the QP to RTS). */
+void rcm_qps_connect(struct rcm_ep *e)
+{
+    int q;
+
     e->iw_initiator = true;
     e->st = RS_QPS;
     e->step_ms = openib_now_ms() + rcm_step_timeout_ms();
-    for (q = 0; q < e->nq; ++q) {
-        if (0 != rdma_create_id(rcm.ch, &e->qid[q], e, RDMA_PS_TCP)) {
-            e->qid[q] = NULL;
-            rcm_fail(e, OPAL_ERR_OUT_OF_RESOURCE, "rdma_create_id for QP %d failed: %s", q,
-                     strerror(errno));
-            return;
-        }
-        if (0 != rdma_resolve_addr(e->qid[q], (struct sockaddr *) &src, (struct sockaddr *) &dst,
-                                   (int) rcm_step_timeout_ms())) {
-            rcm_fail(e, OPAL_ERR_UNREACH, "rdma_resolve_addr for QP %d failed: %s", q,
-                     strerror(errno));
-            return;
-        }
+    for (q = 0; q < e->nq && RS_QPS == e->st; ++q) {
+        qp_resolve(e, q);
     }
-    RCM_LOG(e, "handshake done; connecting %d QPs, one iWARP connection each", e->nq);
+    if (RS_QPS == e->st) {
+        RCM_LOG(e, "handshake done; connecting %d QPs, one iWARP connection each", e->nq);
+    }
 }
 
 static void qp_send_req(struct rcm_ep *e, int q)
@@ -144,7 +162,21 @@ static void qp_send_req(struct rcm_ep *e, int q)
     p.private_data_len = (uint8_t) sizeof(pd);
     p.qp_num = mine.qpn[q];
     if (0 != rdma_connect(e->qid[q], &p)) {
-        rcm_fail(e, OPAL_ERR_UNREACH, "rdma_connect for QP %d failed: %s", q, strerror(errno));
+        int err = errno;
+
+        if ((EADDRINUSE == err || EADDRNOTAVAIL == err) &&
+            ++e->qport_busy[q] < RCM_QP_PORT_TRIES) {
+            RCM_LOG(e, "QP %d: local port %u is in use in the host's TCP (%s); connecting "
+                    "from another (try %d of %d)", q, ntohs(rdma_get_src_port(e->qid[q])),
+                    strerror(err), e->qport_busy[q] + 1, RCM_QP_PORT_TRIES);
+            rcm_drop_id(&e->qid[q]);
+            e->step_ms = openib_now_ms() + rcm_step_timeout_ms();
+            qp_resolve(e, q);
+            return;
+        }
+        rcm_fail(e, OPAL_ERR_UNREACH, "rdma_connect for QP %d failed: %s%s", q, strerror(err),
+                 (EADDRINUSE == err || EADDRNOTAVAIL == err)
+                     ? " (a local port in use in the host's TCP, every time)" : "");
         return;
     }
     RCM_LOG(e, "QP %d: request sent", q);

@@ -95,6 +95,18 @@ assert_rping_verified() {
 # needs the text runs the job again (3 times at most).
 help_lost() { grep -q 'ORTE_ERROR_LOG: .*show_help.c' "$1"; }
 
+# relay_crashed LOG: in the run that wrote LOG, mpirun itself (the HNP,
+# "[host:PID] [[J,0],0]") logged that unpack error in show_help.c and then
+# died of a signal. That is Open MPI 4.1's help relay failing in mpirun
+# (seen with the old openib's help too: open-mpi/ompi#8356), not a crash of
+# a rank: mpirun never loads a BTL. A rank's crash reads "mpirun noticed
+# that process rank N ... exited on signal" instead.
+relay_crashed() {
+	local hnp
+	hnp=$(grep -oE '^\[[^]]+\] \[\[[0-9]+,0\],0\] ORTE_ERROR_LOG: .*show_help\.c' "$1" | head -1 | cut -d' ' -f1)
+	[ -n "$hnp" ] && grep -qF "$hnp Signal: " "$1" && ! grep -q 'mpirun noticed that process rank' "$1"
+}
+
 # need_device DEV HEADER: fail unless verbs device DEV exists, naming the
 # test header that asks run-all for it.
 need_device() {

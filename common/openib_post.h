@@ -1,0 +1,30 @@
+/*
+ * openib_post.h - posting one send work request, and what a failure means.
+ *
+ * After ibv_post_send fails, the WRs ahead of *bad_wr were queued and will
+ * complete; only the one *bad_wr names and those after it were not. A
+ * provider may queue a WR and fail after that: siw writes it into the send
+ * queue it shares with the kernel, then rings the doorbell, which fails on
+ * a QP that is closing (-ENOTCONN, *bad_wr NULL); that WR completes later,
+ * flushed when the QP goes to the error state. A caller that took such a
+ * failure for "not queued" would reuse or free the WR's fragment and meet
+ * it again in that flush. So the question asked here is "is it queued?".
+ */
+#ifndef OPENIB_POST_H
+#define OPENIB_POST_H
+
+#include <infiniband/verbs.h>
+
+/* One WR (wr->next NULL) on qp: 0 when it is queued (it will complete,
+ * successfully or flushed), else the errno value the provider returned.
+ * bad starts as wr, so a provider that fails without setting it reads as
+ * "not queued". */
+static inline int openib_post_send_one(struct ibv_qp *qp, struct ibv_send_wr *wr)
+{
+    struct ibv_send_wr *bad = wr;
+    int rc = ibv_post_send(qp, wr, &bad);
+
+    return (0 != rc && bad == wr) ? rc : 0;
+}
+
+#endif
