@@ -3,10 +3,11 @@
  *
  * After ibv_post_send fails, the WRs ahead of *bad_wr were queued and will
  * complete; only the one *bad_wr names and those after it were not. A
- * provider may queue a WR and fail after that: siw writes it into the send
- * queue it shares with the kernel, then rings the doorbell, which fails on
- * a QP that is closing (-ENOTCONN, *bad_wr NULL); that WR completes later,
- * flushed when the QP goes to the error state. A caller that took such a
+ * provider may queue a WR and fail after that: siw and rxe write it into
+ * the send queue they share with the kernel, then ring the doorbell, which
+ * can fail with *bad_wr NULL (siw on a QP that is closing: -ENOTCONN, seen
+ * in t-siw-patterns); that WR completes later, flushed when the QP goes to
+ * the error state. A caller that took such a
  * failure for "not queued" would reuse or free the WR's fragment and meet
  * it again in that flush. So the question asked here is "is it queued?".
  */

@@ -138,14 +138,14 @@ static int rcm_query(const struct openib_cpc_port *port, int priority,
     rc = OPAL_ERR_NOT_SUPPORTED;
     mod->lctx.tag = RCM_TAG_LISTENER;
     mod->lctx.mod = mod;
+    sin.sin_addr.s_addr = addr;
+    sin.sin_port = htons((uint16_t) rcm_params.port);
     /* on the listeners' channel, which a thread answers while we are busy */
     for (tries = 1;; ++tries) {
         if (0 != rdma_create_id(rcm_listen_channel(), &mod->listen_id, &mod->lctx, RDMA_PS_TCP)) {
             snprintf(why, why_len, "rdma_create_id failed: %s", strerror(errno));
             goto err_free;
         }
-        sin.sin_addr.s_addr = addr;
-        sin.sin_port = htons((uint16_t) rcm_params.port);
         if (0 != rdma_bind_addr(mod->listen_id, (struct sockaddr *) &sin)) {
             if (EADDRINUSE == errno && 0 != rcm_params.port) {
                 /* name the setting: a fixed port serves one process per

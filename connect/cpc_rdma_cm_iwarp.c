@@ -163,9 +163,9 @@ static void qp_send_req(struct rcm_ep *e, int q)
     p.qp_num = mine.qpn[q];
     if (0 != rdma_connect(e->qid[q], &p)) {
         int err = errno;
+        bool port_taken = EADDRINUSE == err || EADDRNOTAVAIL == err;
 
-        if ((EADDRINUSE == err || EADDRNOTAVAIL == err) &&
-            ++e->qport_busy[q] < RCM_QP_PORT_TRIES) {
+        if (port_taken && ++e->qport_busy[q] < RCM_QP_PORT_TRIES) {
             RCM_LOG(e, "QP %d: local port %u is in use in the host's TCP (%s); connecting "
                     "from another (try %d of %d)", q, ntohs(rdma_get_src_port(e->qid[q])),
                     strerror(err), e->qport_busy[q] + 1, RCM_QP_PORT_TRIES);
@@ -175,8 +175,7 @@ static void qp_send_req(struct rcm_ep *e, int q)
             return;
         }
         rcm_fail(e, OPAL_ERR_UNREACH, "rdma_connect for QP %d failed: %s%s", q, strerror(err),
-                 (EADDRINUSE == err || EADDRNOTAVAIL == err)
-                     ? " (a local port in use in the host's TCP, every time)" : "");
+                 port_taken ? " (a local port in use in the host's TCP, every time)" : "");
         return;
     }
     RCM_LOG(e, "QP %d: request sent", q);

@@ -1,10 +1,12 @@
 /* common/openib_post.h: after a failed ibv_post_send, is the WR queued?
  * The providers' three ways to answer, each with a stand-in post_send:
- *  - refused before queueing (rxe, mlx5, a full siw queue): *bad_wr is the
- *    WR, the errno comes back and the caller may reuse the WR's fragment;
+ *  - refused before queueing (a WR that fails the provider's checks, a
+ *    full queue): *bad_wr is the WR, the errno comes back and the caller
+ *    may reuse the WR's fragment;
  *  - queued, then the doorbell failed (siw on a closing QP: -ENOTCONN with
- *    *bad_wr NULL, the CI failure of 2026-12-02): queued, 0, because its
- *    flush completion will come and name the fragment;
+ *    *bad_wr NULL, the CI failure of 2026-12-02; rxe's doorbell the same
+ *    way): queued, 0, because its flush completion will come and name the
+ *    fragment;
  *  - failed without touching *bad_wr: taken as not queued.
  * A WR that posted returns 0 and is passed to the provider unchanged. */
 #include <errno.h>
