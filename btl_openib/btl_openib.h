@@ -342,6 +342,9 @@ int openib_modex_recv(opal_proc_t *proc, struct openib_modex_port *ports, int ma
 int openib_component_progress(void);
 /* Poll m's CQ once and handle what completed; returns how many. */
 int openib_progress_cq(mca_btl_openib_module_t *m);
+/* Handle everything m's CQ holds now (at most its size in completions, so
+ * a peer's steady traffic cannot keep it going). */
+void openib_progress_cq_drain(mca_btl_openib_module_t *m);
 /* Hand a received message to its owner: the PML's callback for PML tags,
  * ours for OPENIB_TAG_EAGER_RDMA. data/len: after our wire header; ep may
  * be NULL (XRC receives come from a node, not an endpoint). */

@@ -198,13 +198,35 @@ static const struct openib_lazy_ops lazy_ops = {
 static void release_connection(mca_btl_openib_endpoint_t *ep)
 {
     mca_btl_openib_module_t *m = ep->module;
+    uint32_t qpn[OPENIB_MAX_QUEUES];
+    bool had[OPENIB_MAX_QUEUES] = { false }, any = false;
     int q;
 
     openib_lru_unlink(ep);
     for (q = 0; q < OPENIB_MAX_QUEUES; ++q) {
-        if (ep->qps[q].qp) {
-            openib_qp_map_remove(m, ep->qps[q].qp->qp_num);
-            ibv_destroy_qp(ep->qps[q].qp);
+        struct ibv_qp *qp = ep->qps[q].qp;
+
+        if (qp) {
+            qpn[q] = qp->qp_num;
+            had[q] = any = true;
+            ep->qps[q].qp = NULL;
+            if (ibv_destroy_qp(qp)) {
+                OPENIB_VERBOSE(1, "destroying a QP of %s failed: %s", ep->desc, strerror(errno));
+            }
+        }
+    }
+    /* A QP's work may still complete after quiesce's flush, up to its
+     * destruction: siw puts work queued behind a doorbell that failed on a
+     * closing QP into the CQ only when its TCP connection is closed, in the
+     * kernel's own time. Those completions name ep (their wr_ids, their QP
+     * numbers): they are taken now, while ep and its map entries still
+     * exist, so none is left for progress to find after ep is gone. */
+    if (any) {
+        openib_progress_cq_drain(m);
+    }
+    for (q = 0; q < OPENIB_MAX_QUEUES; ++q) {
+        if (had[q]) {
+            openib_qp_map_remove(m, qpn[q]);
         }
         free(ep->qps[q].reclaim);
     }

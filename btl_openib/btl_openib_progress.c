@@ -111,8 +111,10 @@ static void handle_recv(mca_btl_openib_module_t *m, const struct openib_completi
         return;
     }
     openib_credits_from_hdr(ep, &hdr); /* credits count whenever they arrive */
-    if (OPAL_UNLIKELY(ep->cts_wait)) {
-        openib_cts_arrived(ep, q); /* its first arrival on QP q, in any order */
+    if (OPAL_UNLIKELY(ep->cts_wait) && !ep->closing) {
+        /* its first arrival on QP q, in any order (a closing endpoint
+         * does not become connected: its QPs may be gone already) */
+        openib_cts_arrived(ep, q);
     }
     if (OPAL_UNLIKELY(hdr.seq != ep->recv_seq)) {
         openib_order_hold(ep, f, c->length); /* ahead of its turn (btl_openib_order.c) */
@@ -277,6 +279,16 @@ int openib_progress_cq(mca_btl_openib_module_t *m)
         }
     }
     return n;
+}
+
+void openib_progress_cq_drain(mca_btl_openib_module_t *m)
+{
+    long left = m->cq->cqe;
+    int n;
+
+    while (left > 0 && (n = openib_progress_cq(m)) > 0) {
+        left -= n;
+    }
 }
 
 /* Retry the endpoints waiting for credits or WQEs: as many as wait now,

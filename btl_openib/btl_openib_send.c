@@ -224,6 +224,9 @@ void openib_ep_drain(mca_btl_openib_endpoint_t *ep)
 {
     bool left;
 
+    if (OPAL_UNLIKELY(ep->closing)) {
+        return; /* its QPs are flushed or gone; teardown fails what waits */
+    }
     openib_credits_from_mailbox(ep);
     /* Credits first: they cost no receive buffer and may unblock the peer. */
     left = !openib_credits_return(ep);

@@ -187,9 +187,7 @@ static void flush(mca_btl_openib_endpoint_t *ep, int q)
 
         if (0 == ibv_query_qp(qp, &cur, IBV_QP_STATE, &init) && IBV_QPS_RTS != cur.qp_state) {
             (void) ibv_modify_qp(qp, &a, IBV_QP_STATE);
-            while (openib_progress_cq(ep->module) > 0) {
-                /* bounded: nothing new is posted while closing */
-            }
+            openib_progress_cq_drain(ep->module);
             return;
         }
     }
