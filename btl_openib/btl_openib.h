@@ -120,6 +120,8 @@ enum openib_frag_kind {
     OPENIB_FRAG_RECV,
     OPENIB_FRAG_RDMA,
     OPENIB_FRAG_MARKER,   /* teardown: its completion ends a QP's work (btl_openib_teardown.c) */
+    OPENIB_FRAG_MARKER_DONE, /* a marker whose completion came (or that was never queued),
+                                held by its endpoint until its QPs are destroyed */
 };
 
 /* What a free list's item initializer needs to know about its list. */
@@ -263,6 +265,8 @@ struct mca_btl_base_endpoint_t {
     bool closing;                        /* being torn down: nothing new is posted */
     bool quiesced;                       /* its QPs' work is all completed (teardown) */
     int markers;                         /* teardown markers not completed yet */
+    opal_list_t marker_frags;            /* every marker of this connection, until its
+                                            QPs are destroyed (btl_openib_teardown.c) */
     int32_t rdma_outstanding;            /* put/get/atomics not yet completed */
     bool stalled;
     int index;                           /* in module->endpoints */

@@ -224,6 +224,7 @@ static void release_connection(mca_btl_openib_endpoint_t *ep)
     if (any) {
         openib_progress_cq_drain(m);
     }
+    openib_teardown_markers_release(ep);
     for (q = 0; q < OPENIB_MAX_QUEUES; ++q) {
         if (had[q]) {
             openib_qp_map_remove(m, qpn[q]);
@@ -322,6 +323,7 @@ mca_btl_openib_endpoint_t *openib_endpoint_create(mca_btl_openib_module_t *m, op
              proc->proc_hostname ? proc->proc_hostname : "?", peer->dev_name, peer->port_num);
     OBJ_CONSTRUCT(&ep->pending, opal_list_t);
     OBJ_CONSTRUCT(&ep->held, opal_list_t);
+    OBJ_CONSTRUCT(&ep->marker_frags, opal_list_t);
     openib_lazy_init(&ep->conn, &lazy_ops, ep);
 
     openib_connect_modex_peer_port(peer, &ep->peer_cpc_port);
@@ -363,6 +365,7 @@ void openib_endpoint_destroy(mca_btl_openib_endpoint_t *ep)
         opal_list_remove_item(&m->stalled, &ep->super);
     }
     release_connection(ep);
+    OBJ_DESTRUCT(&ep->marker_frags);
     opal_pointer_array_set_item(&m->endpoints, ep->index, NULL);
     opal_proc_table_remove_value(&m->peers, ep->name);
     OBJ_DESTRUCT(&ep->lru_item);

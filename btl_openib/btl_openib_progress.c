@@ -169,8 +169,8 @@ static void handle_send_done(mca_btl_openib_module_t *m, const struct openib_com
     } else {
         openib_frag_t *f = OPENIB_WRID_FRAG(c->id);
         ep = f->ep;
-        if (OPAL_UNLIKELY(f->kind == OPENIB_FRAG_MARKER)) {
-            openib_teardown_marker_done(f); /* not counted against the WQEs */
+        if (OPAL_UNLIKELY(openib_frag_is_marker(f))) {
+            openib_teardown_marker_done(f, c->status); /* not counted against the WQEs */
             return;
         }
         openib_qp_reclaim(ep, OPENIB_WRID_FRAG_QP(c->id, f));
@@ -213,8 +213,8 @@ static void handle_error(mca_btl_openib_module_t *m, const struct openib_complet
     char what[160];
 
     if (!(c->id & OPENIB_WRID_CTRL) && !c->is_recv &&
-        ((openib_frag_t *) OPENIB_WRID_FRAG(c->id))->kind == OPENIB_FRAG_MARKER) {
-        openib_teardown_marker_done(OPENIB_WRID_FRAG(c->id));
+        openib_frag_is_marker(OPENIB_WRID_FRAG(c->id))) {
+        openib_teardown_marker_done(OPENIB_WRID_FRAG(c->id), c->status);
         return;
     }
     if (c->status == IBV_WC_WR_FLUSH_ERR && ep && !ep->closing &&

@@ -89,15 +89,46 @@ static openib_frag_t *marker(mca_btl_openib_endpoint_t *ep, int q)
     f->ep = ep;
     f->qp = (uint8_t) q;
     ep->markers++;
+    opal_list_append(&ep->marker_frags, &f->des.super.super);
     return f;
 }
 
-void openib_teardown_marker_done(openib_frag_t *f)
+/* A marker stays its endpoint's after its completion: a device may
+ * complete a work request a second time while the QP is being flushed
+ * (siw does, now and then, with the goodbye's RDMA read: a success, then
+ * a flush; t-stress-siw-teardown), and that completion must still
+ * find a marker, not a fragment that went back to its free list and was
+ * taken for something else. */
+void openib_teardown_marker_done(openib_frag_t *f, int status)
 {
-    f->ep->module->send_budget++;
-    f->ep->markers--;
-    f->kind = OPENIB_FRAG_RDMA; /* its free list's kind */
-    openib_frag_return(f);
+    mca_btl_openib_endpoint_t *ep = f->ep;
+
+    if (OPAL_UNLIKELY(OPENIB_FRAG_MARKER_DONE == f->kind)) {
+        OPENIB_VERBOSE(10, "%s: a teardown marker (opcode %d) on queue %d completed a second time "
+                       "(status %s); ignored", ep->desc, (int) f->swr.opcode, (int) f->qp,
+                       status >= 0 ? ibv_wc_status_str((enum ibv_wc_status) status) : "not queued");
+        return;
+    }
+    f->kind = OPENIB_FRAG_MARKER_DONE;
+    ep->module->send_budget++;
+    ep->markers--;
+}
+
+void openib_teardown_markers_release(mca_btl_openib_endpoint_t *ep)
+{
+    opal_list_item_t *it;
+
+    while (NULL != (it = opal_list_remove_first(&ep->marker_frags))) {
+        openib_frag_t *f = (openib_frag_t *) it;
+
+        if (OPENIB_FRAG_MARKER == f->kind) {
+            /* never completed (the wait gave up); its QP is gone, and so
+             * is the CQ entry its completion would have taken */
+            openib_teardown_marker_done(f, IBV_WC_WR_FLUSH_ERR);
+        }
+        f->kind = OPENIB_FRAG_RDMA; /* its free list's kind */
+        openib_frag_return(f);
+    }
 }
 
 static bool qp_is_iwarp(const struct ibv_qp *qp)
@@ -127,7 +158,7 @@ static void post_goodbye_wr(mca_btl_openib_endpoint_t *ep, int q, enum ibv_wr_op
         },
     };
     if (openib_post_send_one(ep->qps[q].qp, &f->swr)) {
-        openib_teardown_marker_done(f); /* not queued: no completion will come */
+        openib_teardown_marker_done(f, OPENIB_MARKER_NOT_QUEUED); /* no completion will come */
     }
 }
 
@@ -202,7 +233,7 @@ static void flush(mca_btl_openib_endpoint_t *ep, int q)
             },
         };
         if (openib_post_send_one(qp, &f->swr)) {
-            openib_teardown_marker_done(f);
+            openib_teardown_marker_done(f, OPENIB_MARKER_NOT_QUEUED);
         }
     }
     if (ibv_modify_qp(qp, &a, IBV_QP_STATE)) {
@@ -217,7 +248,7 @@ static void flush(mca_btl_openib_endpoint_t *ep, int q)
             .send_flags = IBV_SEND_SIGNALED,
         };
         if (openib_post_send_one(qp, &f->swr)) {
-            openib_teardown_marker_done(f);
+            openib_teardown_marker_done(f, OPENIB_MARKER_NOT_QUEUED);
         }
     }
 }

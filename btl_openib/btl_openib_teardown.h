@@ -20,8 +20,18 @@ void openib_endpoints_quiesce(mca_btl_openib_endpoint_t **eps, int n);
  * second on top for the flushes. */
 long openib_transport_giveup_ms(void);
 
-/* A teardown marker's completion (progress calls it). */
-void openib_teardown_marker_done(openib_frag_t *f);
+/* A teardown marker's completion (progress calls it with the completion's
+ * status), or its post refused (OPENIB_MARKER_NOT_QUEUED). */
+#define OPENIB_MARKER_NOT_QUEUED (-1)
+void openib_teardown_marker_done(openib_frag_t *f, int status);
+/* ep's markers go back to their free list: only after its QPs were
+ * destroyed and the CQ drained, when no completion can name them again. */
+void openib_teardown_markers_release(mca_btl_openib_endpoint_t *ep);
+
+static inline bool openib_frag_is_marker(const openib_frag_t *f)
+{
+    return OPENIB_FRAG_MARKER == f->kind || OPENIB_FRAG_MARKER_DONE == f->kind;
+}
 
 /* Whether the peer said goodbye: errors on ep are then the expected end. */
 bool openib_endpoint_peer_closed(const mca_btl_openib_endpoint_t *ep);

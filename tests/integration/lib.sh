@@ -33,7 +33,43 @@ note() { echo "# $*"; }
 ok() { echo "ok: $*"; }
 fail() {
 	echo "FAIL: $*" >&2
+	report_cores
 	exit 1
+}
+
+# --- crash reports ---------------------------------------------------------
+# In the guest (a throw-away VM, so its core_pattern is ours to set) a
+# process killed by a signal leaves a core here, and fail() prints each
+# one's backtrace: a crash seen once, in CI say, can then be read from the
+# log instead of having to be reproduced (Open MPI's own handler prints no
+# frames of a component it has loaded). Cores are capped at 256 MiB, as the
+# guest's /tmp is in its memory, and removed once reported.
+OPENIB_CORE_DIR=/tmp/openib-cores
+if [ -n "${OPENIB_GUEST_DEVICES:-}" ] && [ -w /proc/sys/kernel/core_pattern ]; then
+	mkdir -p "$OPENIB_CORE_DIR" && rm -f "$OPENIB_CORE_DIR"/core.*
+	# %E: the executable's path, '/' written as '!'
+	echo "$OPENIB_CORE_DIR/core.%E.%p" >/proc/sys/kernel/core_pattern 2>/dev/null &&
+		ulimit -c 262144 2>/dev/null
+fi
+
+# report_cores: the backtrace of every thread of each core left since this
+# test began, on stderr; the cores are removed.
+report_cores() {
+	local c exe
+	for c in "$OPENIB_CORE_DIR"/core.*; do
+		[ -e "$c" ] || continue
+		exe=${c##*/core.}
+		exe=${exe%.*}
+		exe=${exe//!//}
+		echo "---- core of $exe (${c##*.}) ----" >&2
+		if command -v gdb >/dev/null 2>&1 && [ -x "$exe" ]; then
+			timeout 120 gdb -batch -nx -ex 'thread apply all bt' "$exe" "$c" 2>&1 |
+				grep -v -E '^\[(New LWP|Thread debugging|Using host libthread)' | tail -n 150 >&2
+		else
+			echo "(no gdb, or $exe is gone: core not read)" >&2
+		fi
+		rm -f "$c"
+	done
 }
 
 need_cmd() {
