@@ -1,6 +1,7 @@
 /*
- * btl_openib_device.c - finding verbs devices and active ports, and making
- * one BTL module per port that if_include/if_exclude allow.
+ * btl_openib_device.c - opening the verbs devices whose active ports
+ * if_include/if_exclude allow (found by Open MPI's common verbs code), and
+ * making one BTL module per such port.
  */
 #include "opal_config.h"
 
@@ -10,7 +11,8 @@
 
 #include "opal/constants.h"
 #include "opal/mca/btl/base/base.h"
-#include "opal/util/argv.h"
+#include "opal/class/opal_list.h"
+#include "opal/mca/common/verbs/common_verbs.h"
 
 #include "openib_config.h"
 #include "btl_openib/btl_openib.h"
@@ -30,37 +32,6 @@ static const char *link_layer_name(uint8_t ll)
     case IBV_LINK_LAYER_ETHERNET: return "Ethernet";
     default: return "unspecified";
     }
-}
-
-/* Does "dev" or "dev:port" in a comma-separated list name this port? */
-static bool list_names_port(const char *list, const char *dev, int port)
-{
-    char **items = opal_argv_split(list, ',');
-    bool hit = false;
-    int i;
-
-    for (i = 0; items && items[i] && !hit; ++i) {
-        char *colon = strchr(items[i], ':');
-        if (colon) {
-            *colon = '\0';
-            hit = 0 == strcmp(items[i], dev) && atoi(colon + 1) == port;
-        } else {
-            hit = 0 == strcmp(items[i], dev);
-        }
-    }
-    opal_argv_free(items);
-    return hit;
-}
-
-static bool port_selected(const char *dev, int port)
-{
-    if (openib_params.if_include && *openib_params.if_include) {
-        return list_names_port(openib_params.if_include, dev, port);
-    }
-    if (openib_params.if_exclude && *openib_params.if_exclude) {
-        return !list_names_port(openib_params.if_exclude, dev, port);
-    }
-    return true;
 }
 
 /* The GID this port uses: the user's (btl_openib_gid_index, checked by
@@ -95,28 +66,23 @@ static int pick_gid_index(struct ibv_context *ctx, uint8_t port, const struct ib
     return best;
 }
 
-static struct openib_device *device_open(struct ibv_device *ibdev)
+/* Takes over the context common verbs opened for this device: the list's
+ * release leaves it open once this succeeds. */
+static struct openib_device *device_adopt(opal_common_verbs_device_item_t *di)
 {
     struct openib_device *dev = calloc(1, sizeof(*dev));
 
     if (NULL == dev) {
         return NULL;
     }
-    snprintf(dev->name, sizeof(dev->name), "%s", ibv_get_device_name(ibdev));
-    dev->ctx = ibv_open_device(ibdev);
-    if (NULL == dev->ctx) {
-        OPENIB_VERBOSE(1, "cannot open device %s: %s", dev->name, strerror(errno));
-        goto err_free;
-    }
-    if (ibv_query_device(dev->ctx, &dev->attr)) {
-        OPENIB_VERBOSE(1, "cannot query device %s: %s", dev->name, strerror(errno));
-        goto err_close;
-    }
+    snprintf(dev->name, sizeof(dev->name), "%s", di->device_name);
+    dev->ctx = di->context;
+    dev->attr = di->device_attr;
     dev->pd = ibv_alloc_pd(dev->ctx);
     if (NULL == dev->pd) {
         OPENIB_VERBOSE(1, "cannot allocate a protection domain on %s: %s", dev->name,
                        strerror(errno));
-        goto err_close;
+        goto err_free;
     }
     if (OPAL_SUCCESS != openib_reg_cache_create(dev)) {
         goto err_pd;
@@ -126,12 +92,11 @@ static struct openib_device *device_open(struct ibv_device *ibdev)
     dev->xrcd_fd = -1; /* the XRC domain opens with the first X queue */
     (void) openib_device_defaults_find(dev->attr.vendor_id, dev->attr.vendor_part_id,
                                        (int) dev->ctx->device->transport_type, &dev->defaults);
+    di->destructor_free_context = false;
     return dev;
 
 err_pd:
     ibv_dealloc_pd(dev->pd);
-err_close:
-    ibv_close_device(dev->ctx);
 err_free:
     free(dev);
     return NULL;
@@ -213,10 +178,76 @@ static int add_module(struct openib_device *dev, uint8_t port, const struct ibv_
     return OPAL_SUCCESS;
 }
 
+static const char *nonempty(const char *list)
+{
+    return list && *list ? list : NULL;
+}
+
+/* The device a port of the list belongs to, adopted on its first port. */
+static struct openib_device *device_of(opal_common_verbs_port_item_t *pi)
+{
+    struct openib_device *dev;
+    int i;
+
+    for (i = 0; i < mca_btl_openib_component.num_devices; ++i) {
+        if (mca_btl_openib_component.devices[i]->ctx == pi->device->context) {
+            return mca_btl_openib_component.devices[i];
+        }
+    }
+    dev = device_adopt(pi->device);
+    if (NULL != dev) {
+        dev->refcount = 1;
+        mca_btl_openib_component.devices[mca_btl_openib_component.num_devices++] = dev;
+    }
+    return dev;
+}
+
+/* Every module uses the same queues, and so must every peer: decided once,
+ * before the first module, from all the devices this process uses. */
+static int check_shared_queues(void)
+{
+    int i;
+
+    for (i = 0; i < mca_btl_openib_component.num_devices; ++i) {
+        struct openib_device *dev = mca_btl_openib_component.devices[i];
+
+        if ((0 == dev->attr.max_srq || 1 == dev->defaults.per_peer_queues) &&
+            openib_rq_spec_has_shared(&mca_btl_openib_component.rq)) {
+            return openib_component_queues_without_srq(
+                dev->name, 0 == dev->attr.max_srq
+                               ? "has no shared receive queues"
+                               : "is iWARP, which has no receiver-not-ready retry, so a shared "
+                                 "queue would lose connections");
+        }
+    }
+    return OPAL_SUCCESS;
+}
+
+/* The active ports if_include/if_exclude allow, on devices of the two
+ * transports a reliable-connected BTL can use (usNIC and raw Ethernet
+ * devices are left out). NULL where none is, or where a device could not
+ * be opened or queried (common verbs then told the user). */
+static opal_list_t *find_ports(void)
+{
+    /* Our own check (openib_diag_check_if_include) names a missing entry
+     * together with the ports that exist, so common verbs' warning would
+     * only repeat it. */
+    opal_common_verbs_warn_nonexistent_if = false;
+    return opal_common_verbs_find_ports(nonempty(openib_params.if_include),
+                                        nonempty(openib_params.if_exclude),
+                                        OPAL_COMMON_VERBS_FLAGS_TRANSPORT_IB |
+                                            OPAL_COMMON_VERBS_FLAGS_TRANSPORT_IWARP,
+                                        openib_params.verbose > 0
+                                            ? mca_btl_openib_component.output
+                                            : -1);
+}
+
 int openib_devices_open(void)
 {
     struct ibv_device **list;
-    int ndev = 0, i, p;
+    opal_common_verbs_port_item_t *pi;
+    opal_list_t *ports;
+    int ndev = 0, rc;
 
     list = ibv_get_device_list(&ndev);
     if (NULL == list || 0 == ndev) {
@@ -233,79 +264,42 @@ int openib_devices_open(void)
         openib_diag_no_usable_port(why);
         return OPAL_ERR_NOT_AVAILABLE;
     }
-    if (OPAL_SUCCESS != openib_diag_check_if_include(list, ndev)) {
-        ibv_free_device_list(list);
+    rc = openib_diag_check_if_include(list, ndev);
+    ibv_free_device_list(list);
+    if (OPAL_SUCCESS != rc) {
         return OPAL_ERR_NOT_FOUND;
     }
-    mca_btl_openib_component.devices = calloc(ndev, sizeof(struct openib_device *));
+    ports = find_ports();
+    if (NULL == ports) {
+        OPENIB_VERBOSE(1, "no usable active port on %d verbs device(s); openib disabled", ndev);
+        openib_diag_no_usable_port(NULL);
+        return OPAL_ERR_NOT_AVAILABLE;
+    }
+    mca_btl_openib_component.devices = calloc(opal_list_get_size(ports) + 1,
+                                              sizeof(struct openib_device *));
     if (NULL == mca_btl_openib_component.devices) {
-        ibv_free_device_list(list);
+        OPAL_LIST_RELEASE(ports);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    for (i = 0; i < ndev; ++i) {
-        const char *name = ibv_get_device_name(list[i]);
-        struct openib_device *dev;
-        bool any = false;
-
-        for (p = 1; p <= 8 && !any; ++p) {
-            any = port_selected(name, p);
-        }
-        if (!any) {
-            OPENIB_VERBOSE(10, "device %s skipped by if_include/if_exclude", name);
-            continue;
-        }
-        dev = device_open(list[i]);
-        if (NULL == dev) {
-            continue;
-        }
-        dev->refcount = 1;
-        mca_btl_openib_component.devices[mca_btl_openib_component.num_devices++] = dev;
+    OPAL_LIST_FOREACH (pi, ports, opal_common_verbs_port_item_t) {
+        (void) device_of(pi);
     }
-    ibv_free_device_list(list);
-    /* Every module uses the same queues, and so must every peer: decided
-     * once, before the first module, from all the devices this process
-     * uses. */
-    for (i = 0; i < mca_btl_openib_component.num_devices; ++i) {
-        struct openib_device *dev = mca_btl_openib_component.devices[i];
+    rc = check_shared_queues();
+    OPAL_LIST_FOREACH (pi, ports, opal_common_verbs_port_item_t) {
+        struct openib_device *dev;
 
-        if ((0 == dev->attr.max_srq || 1 == dev->defaults.per_peer_queues) &&
-            openib_rq_spec_has_shared(&mca_btl_openib_component.rq)) {
-            if (OPAL_SUCCESS != openib_component_queues_without_srq(
-                                    dev->name, 0 == dev->attr.max_srq
-                                                   ? "has no shared receive queues"
-                                                   : "is iWARP, which has no receiver-not-ready "
-                                                     "retry, so a shared queue would lose "
-                                                     "connections")) {
-                return OPAL_ERR_BAD_PARAM;
-            }
+        if (OPAL_SUCCESS != rc) {
             break;
         }
-    }
-    for (i = 0; i < mca_btl_openib_component.num_devices; ++i) {
-        struct openib_device *dev = mca_btl_openib_component.devices[i];
-
-        for (p = 1; p <= dev->attr.phys_port_cnt; ++p) {
-            struct ibv_port_attr pa;
-
-            if (!port_selected(dev->name, p)) {
-                OPENIB_VERBOSE(10, "%s:%d skipped by if_include/if_exclude", dev->name, p);
-                continue;
-            }
-            if (ibv_query_port(dev->ctx, p, &pa)) {
-                OPENIB_VERBOSE(1, "%s:%d: cannot query port: %s", dev->name, p, strerror(errno));
-                continue;
-            }
-            if (pa.state != IBV_PORT_ACTIVE) {
-                OPENIB_VERBOSE(10, "%s:%d is not active (state %d); skipped", dev->name, p,
-                               pa.state);
-                continue;
-            }
-            if (OPAL_ERR_BAD_PARAM == add_module(dev, p, &pa) &&
-                mca_btl_openib_component.told_user) {
-                /* a setting beyond this port's limits: the user was told */
-                return OPAL_ERR_BAD_PARAM;
-            }
+        dev = device_of(pi);
+        if (NULL != dev && OPAL_ERR_BAD_PARAM == add_module(dev, pi->port_num, &pi->port_attr) &&
+            mca_btl_openib_component.told_user) {
+            rc = OPAL_ERR_BAD_PARAM; /* a setting beyond this port's limits: the user was told */
         }
+    }
+    OPAL_LIST_RELEASE(ports); /* the adopted contexts stay open */
+    if (OPAL_SUCCESS != rc) {
+        return OPAL_ERR_BAD_PARAM;
     }
     if (0 == mca_btl_openib_component.num_modules) {
         OPENIB_VERBOSE(1, "no usable active port on %d verbs device(s); openib disabled", ndev);
