@@ -168,28 +168,37 @@ static void post_goodbye_wr(mca_btl_openib_endpoint_t *ep, int q, enum ibv_wr_op
  * the reset of the flush could overtake it and the peer would see a lost
  * connection. There a read of the same word follows: its response comes
  * after the peer has placed the writes before it, so its completion is the
- * goodbye's. The read lands in our credit_src word of the same index, one
- * we never write from. */
+ * goodbye's. The read lands in our credit_src word of the same index,
+ * which no credit write uses. */
 static void say_goodbye(mca_btl_openib_endpoint_t *ep, int q)
 {
     static const uint32_t one = 1;
     bool iwarp = qp_is_iwarp(ep->qps[q].qp);
+    struct ibv_sge word = {
+        .addr = (uintptr_t) &ep->credit_src[OPENIB_MAILBOX_CLOSED(q)],
+        .length = sizeof(uint32_t),
+        .lkey = ep->mailbox_lkey,
+    };
 
     /* the WQE held back for credit writes is free for this: no more credits */
-    if (ep->module->max_inline < sizeof(one) || ep->qps[q].sd_wqe <= 0) {
-        return; /* no inline room or no WQE: skip the courtesy, keep the flush */
+    if (ep->qps[q].sd_wqe <= 0) {
+        return; /* no WQE: skip the courtesy, keep the flush */
     }
-    post_goodbye_wr(ep, q, IBV_WR_RDMA_WRITE,
-                    (struct ibv_sge) { .addr = (uintptr_t) &one, .length = sizeof(one) },
-                    IBV_SEND_INLINE);
+    if (ep->module->max_inline >= sizeof(one)) {
+        post_goodbye_wr(ep, q, IBV_WR_RDMA_WRITE,
+                        (struct ibv_sge) { .addr = (uintptr_t) &one, .length = sizeof(one) },
+                        IBV_SEND_INLINE);
+    } else {
+        /* No inline room (btl_openib_max_inline_data 0): the 1 goes from
+         * the registered word the iWARP read lands in. The read can only
+         * bring back the 1 this write put there, and the word is left alone
+         * until the endpoint's QPs are gone; without the goodbye an iWARP
+         * peer would take the flush's reset for a lost connection. */
+        ep->credit_src[OPENIB_MAILBOX_CLOSED(q)] = 1;
+        post_goodbye_wr(ep, q, IBV_WR_RDMA_WRITE, word, 0);
+    }
     if (iwarp && ep->qps[q].sd_wqe > 1) {
-        post_goodbye_wr(ep, q, IBV_WR_RDMA_READ,
-                        (struct ibv_sge) {
-                            .addr = (uintptr_t) &ep->credit_src[OPENIB_MAILBOX_CLOSED(q)],
-                            .length = sizeof(uint32_t),
-                            .lkey = ep->mailbox_lkey,
-                        },
-                        0);
+        post_goodbye_wr(ep, q, IBV_WR_RDMA_READ, word, 0);
     }
 }
 
