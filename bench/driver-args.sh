@@ -1,5 +1,5 @@
 # driver-args.sh: the command line the benchmark drivers share (bash;
-# sourced by run-bench.sh and mt-bench.sh).  Set PROG before sourcing.
+# sourced by driver-prelude.sh).  Set PROG before sourcing.
 # shellcheck shell=bash
 
 # command_line VAR... -- COMMAND ARG...: the command line as the results

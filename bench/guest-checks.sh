@@ -1,5 +1,5 @@
 # guest-checks.sh: what a benchmark run in openib-guest must check before
-# its timings count (bash; sourced by run-bench.sh and mt-bench.sh).  Set
+# its timings count (bash; sourced by driver-prelude.sh).  Set
 # PROG before sourcing.  A results directory DIR holds guest.log (the
 # output of openib-guest) and guest-elapsed (the measuring script's own
 # time, by the guest's clock).

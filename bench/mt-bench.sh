@@ -57,18 +57,9 @@
 # table.md (the tables, also printed).
 
 # shellcheck source-path=SCRIPTDIR
-set -u -o pipefail
-shopt -s nullglob
-
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-SRCDIR=$(cd "$HERE/.." && pwd -P)
 PROG=mt-bench
-# shellcheck source=progress.sh
-. "$HERE/progress.sh"
-# shellcheck source=guest-checks.sh
-. "$HERE/guest-checks.sh"
-# shellcheck source=driver-args.sh
-. "$HERE/driver-args.sh"
+# shellcheck source=driver-prelude.sh
+. "$(dirname "${BASH_SOURCE[0]}")/driver-prelude.sh"
 
 OUT='' ONLY=openib,ucx,tcp THREADS=1,2,4 QUICK=0 REPORT_ONLY=0
 BEFORE=${OPENIB_MT_BEFORE:-} AFTER=${OPENIB_BUILDDIR:-}

@@ -42,18 +42,9 @@
 # the device at all is reported as such (with its error), not as a failure.
 
 # shellcheck source-path=SCRIPTDIR
-set -u -o pipefail
-shopt -s nullglob
-
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-SRCDIR=$(cd "$HERE/.." && pwd -P)
 PROG=run-bench
-# shellcheck source=progress.sh
-. "$HERE/progress.sh"
-# shellcheck source=guest-checks.sh
-. "$HERE/guest-checks.sh"
-# shellcheck source=driver-args.sh
-. "$HERE/driver-args.sh"
+# shellcheck source=driver-prelude.sh
+. "$(dirname "${BASH_SOURCE[0]}")/driver-prelude.sh"
 
 OUT='' ONLY=raw,openib,ucx,tcp TABLES=single,cross,iwarp HOST=0 REPORT_ONLY=0 CONN_ONLY=0
 QUICK=${OPENIB_BENCH_QUICK:-0}
