@@ -39,6 +39,12 @@ static bool sel_done;
 static int sel_n;
 static uint32_t sel_addrs[OOB_MAX_ADDRS];
 
+/* One row of oob_params_register's table: name, type, level, storage, then
+ * the help text (the longest part, so last). */
+#define OOB_PARAM(name_, type_, level_, storage_, help_)                          \
+    { .name = (name_), .help = (help_), .type = MCA_BASE_VAR_TYPE_##type_,       \
+      .level = OPAL_INFO_LVL_##level_, .storage = (storage_) }
+
 void oob_params_register(void)
 {
     const struct mca_base_component_2_1_0_t *btl = openib_cpc_reg.btl;
@@ -48,42 +54,33 @@ void oob_params_register(void)
         mca_base_var_info_lvl_t level;
         void *storage;
     } params[] = {
-        { .name = "oob_if_include",
-          .help = "Interfaces the oob/xoob side channel listens on and publishes: "
-                  "comma-separated interface names or CIDR blocks a.b.c.d/n "
-                  "(loopback and bridges too, if named). Mutually exclusive with "
-                  "btl_openib_oob_if_exclude. Default (both unset): every "
-                  "interface that is up except loopback and bridges/virtual "
-                  "switches (docker*, virbr*, veth*, br-*, ...); loopback only "
-                  "if nothing else is left",
-          .type = MCA_BASE_VAR_TYPE_STRING, .level = OPAL_INFO_LVL_4, .storage = &if_include },
-        { .name = "oob_if_exclude",
-          .help = "Interfaces the oob/xoob side channel leaves out, besides "
-                  "loopback and bridges: comma-separated interface names or CIDR "
-                  "blocks a.b.c.d/n. Mutually exclusive with "
-                  "btl_openib_oob_if_include",
-          .type = MCA_BASE_VAR_TYPE_STRING, .level = OPAL_INFO_LVL_4, .storage = &if_exclude },
-        { .name = "oob_side_channel",
-          .help = "What carries the oob CPC's handshakes: auto (default: UD, "
-                  "one datagram QP per port for every peer, where both ports "
-                  "have one, else TCP; a peer whose UD side channel never "
-                  "answers is tried again over TCP), ud (UD only: no TCP "
-                  "listener and no IP address needed; a peer that exited is "
-                  "noticed by its silence, after btl_openib_connect_oob_timeout), "
-                  "tcp (TCP only: one connection per handshake). xoob always "
-                  "uses TCP",
-          .type = MCA_BASE_VAR_TYPE_STRING, .level = OPAL_INFO_LVL_4, .storage = &side_channel },
-        { .name = "oob_unverified_idle",
-          .help = "Seconds an accepted side-channel session that no job member "
-                  "has been verified on may go without delivering a handshake "
-                  "message before it is closed (keepalives do not count; a "
-                  "message waiting for this process to look at it does)",
-          .type = MCA_BASE_VAR_TYPE_INT, .level = OPAL_INFO_LVL_5, .storage = &idle_s },
-        { .name = "oob_unverified_per_source",
-          .help = "Most accepted, not yet verified side-channel sessions from one "
-                  "source address; over it the oldest silent one is closed, or "
-                  "else the new one. Verified sessions are never limited",
-          .type = MCA_BASE_VAR_TYPE_INT, .level = OPAL_INFO_LVL_5, .storage = &per_source },
+        OOB_PARAM("oob_if_include", STRING, 4, &if_include,
+                  "Interfaces the oob/xoob side channel listens on and publishes: "
+                  "comma-separated interface names or CIDR blocks a.b.c.d/n (loopback and "
+                  "bridges too, if named). Mutually exclusive with btl_openib_oob_if_exclude. "
+                  "Default (both unset): every interface that is up except loopback and "
+                  "bridges/virtual switches (docker*, virbr*, veth*, br-*, ...); loopback only "
+                  "if nothing else is left"),
+        OOB_PARAM("oob_if_exclude", STRING, 4, &if_exclude,
+                  "Interfaces the oob/xoob side channel leaves out, besides loopback and "
+                  "bridges: comma-separated interface names or CIDR blocks a.b.c.d/n. Mutually "
+                  "exclusive with btl_openib_oob_if_include"),
+        OOB_PARAM("oob_side_channel", STRING, 4, &side_channel,
+                  "What carries the oob CPC's handshakes: auto (default: UD, one datagram QP per "
+                  "port for every peer, where both ports have one, else TCP; a peer whose UD "
+                  "side channel never answers is tried again over TCP), ud (UD only: no TCP "
+                  "listener and no IP address needed; a peer that exited is noticed by its "
+                  "silence, after btl_openib_connect_oob_timeout), tcp (TCP only: one connection "
+                  "per handshake). xoob always uses TCP"),
+        OOB_PARAM("oob_unverified_idle", INT, 5, &idle_s,
+                  "Seconds an accepted side-channel session that no job member has been verified "
+                  "on may go without delivering a handshake message before it is closed "
+                  "(keepalives do not count; a message waiting for this process to look at it "
+                  "does)"),
+        OOB_PARAM("oob_unverified_per_source", INT, 5, &per_source,
+                  "Most accepted, not yet verified side-channel sessions from one source "
+                  "address; over it the oldest silent one is closed, or else the new one. "
+                  "Verified sessions are never limited"),
     };
     size_t i;
 
