@@ -14,12 +14,16 @@
  * header of every rxe send queue slot */
 #define RXE_SEND_WQE_BYTES 208
 
+/* A row's kind and match key: vendor, part, transport. */
+#define DEVICE(kind_, vendor_, part_, transport_) \
+    .kind = (kind_), .vendor_id = (vendor_), .vendor_part_id = (part_), .transport = (transport_)
+
+/* What a row leaves out is 0, which is "unset" for cq_size and
+ * sq_slot_header; the other values mean something at 0, so a row says
+ * each one it leaves unset (-1). */
 static const struct openib_device_defaults table[] = {
     {
-        .kind = "Soft-RoCE (rxe)",
-        .vendor_id = VENDOR_RXE,
-        .vendor_part_id = OPENIB_DEVICE_ANY,
-        .transport = IBV_TRANSPORT_IB,
+        DEVICE("Soft-RoCE (rxe)", VENDOR_RXE, OPENIB_DEVICE_ANY, IBV_TRANSPORT_IB),
         /* rxe's send queue slot is its 208-byte WQE header plus the inline
          * room, rounded up to a power of two: 128 inline bytes make a 512-byte
          * slot, 48 a 256-byte one, which halves every peer's send queue
@@ -28,18 +32,12 @@ static const struct openib_device_defaults table[] = {
          * registered fragment, which rxe copies in software either way. */
         .why = "rxe pads each send-queue slot (a 208-byte header plus the inline room) "
                "to a power of two; 48 inline bytes keep it at 256",
-        .cq_size = 0,
-        .eager_rdma_num = -1,
-        .read_sink_remote_write = -1,
-        .per_peer_queues = -1,
         .max_inline_data = 48,
         .sq_slot_header = RXE_SEND_WQE_BYTES,
+        .eager_rdma_num = -1, .read_sink_remote_write = -1, .per_peer_queues = -1,
     },
     {
-        .kind = "Soft-iWARP (siw)",
-        .vendor_id = VENDOR_SIW,
-        .vendor_part_id = OPENIB_DEVICE_ANY,
-        .transport = IBV_TRANSPORT_IWARP,
+        DEVICE("Soft-iWARP (siw)", VENDOR_SIW, OPENIB_DEVICE_ANY, IBV_TRANSPORT_IWARP),
         /* The siw kernel driver hands out mmap keys from 0 up; its
          * user-space library (rdma-core, providers/siw) reads the key
          * 0x90000 (SIW_INVAL_UOBJ_KEY, page 144) as "no queue" and fails
@@ -52,16 +50,11 @@ static const struct openib_device_defaults table[] = {
         .why = "the CQ holds siw's mmap key 0x90000, which its user-space library "
                "takes for an invalid one",
         .cq_size = 32768,
-        .eager_rdma_num = -1,
-        .read_sink_remote_write = -1,
-        .per_peer_queues = -1,
+        .eager_rdma_num = -1, .read_sink_remote_write = -1, .per_peer_queues = -1,
         .max_inline_data = -1,
     },
     {
-        .kind = "iWARP",
-        .vendor_id = OPENIB_DEVICE_ANY,
-        .vendor_part_id = OPENIB_DEVICE_ANY,
-        .transport = IBV_TRANSPORT_IWARP,
+        DEVICE("iWARP", OPENIB_DEVICE_ANY, OPENIB_DEVICE_ANY, IBV_TRANSPORT_IWARP),
         /* An eager-RDMA ring is polled on the footer of each slot, which
          * is only safe where an RDMA write's last bytes land last. DDP
          * (RFC 5041) lets an iWARP data sink place the segments of one
@@ -70,7 +63,6 @@ static const struct openib_device_defaults table[] = {
          * come after the data. */
         .why = "iWARP (DDP) may place an RDMA write's bytes in any order, and an "
                "eager-RDMA ring needs its footer to land last",
-        .cq_size = 0,
         .eager_rdma_num = 0,
         /* An RDMA read's response is placed like a tagged write into the
          * reader's buffer (RDMAP, RFC 5040), so iWARP devices demand remote
