@@ -73,6 +73,28 @@ static inline int openib_abi_init_sized_(void *obj, uint32_t *size, size_t len)
     return 0;
 }
 
+/*
+ * The _init() and _destroy() of a versioned struct, written once for all.
+ * OPENIB_ABI_SIZED_FUNCTIONS(openib_x) defines
+ *   static inline int openib_x_init(struct openib_x *p): p zeroed and
+ *       p->size its sizeof (openib_abi_init_sized_); returns 0
+ *   static inline void openib_x_destroy(struct openib_x *p): frees nothing
+ *       (no v1 struct holds anything to free), for symmetry with _init;
+ * OPENIB_ABI_VERSIONED_FUNCTIONS(openib_x, V) the same, with _init also
+ * setting p->abi_version = V (the structs that carry their ABI version).
+ */
+#define OPENIB_ABI_FUNCTIONS_(name, set_version)                         \
+    static inline int name##_init(struct name *p)                        \
+    {                                                                    \
+        openib_abi_init_sized_(p, &p->size, sizeof(*p));                 \
+        set_version;                                                     \
+        return 0;                                                        \
+    }                                                                    \
+    static inline void name##_destroy(struct name *p) { (void) p; }
+#define OPENIB_ABI_SIZED_FUNCTIONS(name) OPENIB_ABI_FUNCTIONS_(name, (void) 0)
+#define OPENIB_ABI_VERSIONED_FUNCTIONS(name, version) \
+    OPENIB_ABI_FUNCTIONS_(name, p->abi_version = (version))
+
 #ifdef __cplusplus
 }
 #endif

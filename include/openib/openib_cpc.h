@@ -312,30 +312,13 @@ struct openib_cpc_module {
 #define OPENIB_CPC_ENDPOINT_INITIALIZER { .size = sizeof(struct openib_cpc_endpoint) }
 #define OPENIB_CPC_MODULE_INITIALIZER { .size = sizeof(struct openib_cpc_module) }
 
-/* Each _init() below: openib_abi_init_sized_() (openib_abi.h). */
-static inline int openib_cpc_port_init(struct openib_cpc_port *p)
-{
-    return openib_abi_init_sized_(p, &p->size, sizeof(*p));
-}
-static inline void openib_cpc_port_destroy(struct openib_cpc_port *p) { (void) p; }
-
-static inline int openib_cpc_endpoint_init(struct openib_cpc_endpoint *e)
-{
-    return openib_abi_init_sized_(e, &e->size, sizeof(*e));
-}
-static inline void openib_cpc_endpoint_destroy(struct openib_cpc_endpoint *e) { (void) e; }
-
-static inline int openib_cpc_module_init(struct openib_cpc_module *m)
-{
-    return openib_abi_init_sized_(m, &m->size, sizeof(*m));
-}
-static inline void openib_cpc_module_destroy(struct openib_cpc_module *m) { (void) m; }
-
-static inline int openib_cpc_qp_info_init(struct openib_cpc_qp_info *q)
-{
-    return openib_abi_init_sized_(q, &q->size, sizeof(*q));
-}
-static inline void openib_cpc_qp_info_destroy(struct openib_cpc_qp_info *q) { (void) q; }
+/* openib_cpc_port_init() and _destroy(), and the same of openib_cpc_endpoint,
+ * openib_cpc_module and openib_cpc_qp_info (OPENIB_ABI_SIZED_FUNCTIONS,
+ * openib_abi.h): int X_init(struct X *), void X_destroy(struct X *). */
+OPENIB_ABI_SIZED_FUNCTIONS(openib_cpc_port)
+OPENIB_ABI_SIZED_FUNCTIONS(openib_cpc_endpoint)
+OPENIB_ABI_SIZED_FUNCTIONS(openib_cpc_module)
+OPENIB_ABI_SIZED_FUNCTIONS(openib_cpc_qp_info)
 
 /* Entry point a CPC plug-in library exports (dlsym name below): returns its
  * component table. */

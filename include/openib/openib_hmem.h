@@ -164,14 +164,9 @@ struct openib_hmem_override_ops {
 #define OPENIB_HMEM_OVERRIDE_OPS_V1_SIZE \
     OPENIB_SIZE_THROUGH(struct openib_hmem_override_ops, copy_to_hmem_iov)
 #define OPENIB_HMEM_OVERRIDE_OPS_INITIALIZER { .size = sizeof(struct openib_hmem_override_ops) }
-static inline int openib_hmem_override_ops_init(struct openib_hmem_override_ops *ops)
-{
-    return openib_abi_init_sized_(ops, &ops->size, sizeof(*ops));
-}
-static inline void openib_hmem_override_ops_destroy(struct openib_hmem_override_ops *ops)
-{
-    (void) ops;
-}
+/* int openib_hmem_override_ops_init(struct openib_hmem_override_ops *) and
+ * void openib_hmem_override_ops_destroy(...) (openib_abi.h) */
+OPENIB_ABI_SIZED_FUNCTIONS(openib_hmem_override_ops)
 
 /*
  * Counters of one object (output of openib_hmem_get_stats). The component
@@ -195,14 +190,9 @@ struct openib_hmem_stats {
 };
 #define OPENIB_HMEM_STATS_V1_SIZE OPENIB_SIZE_THROUGH(struct openib_hmem_stats, errors)
 #define OPENIB_HMEM_STATS_INITIALIZER { .size = sizeof(struct openib_hmem_stats) }
-static inline int openib_hmem_stats_init(struct openib_hmem_stats *st)
-{
-    return openib_abi_init_sized_(st, &st->size, sizeof(*st));
-}
-static inline void openib_hmem_stats_destroy(struct openib_hmem_stats *st)
-{
-    (void) st;
-}
+/* int openib_hmem_stats_init(struct openib_hmem_stats *) and
+ * void openib_hmem_stats_destroy(...) (openib_abi.h) */
+OPENIB_ABI_SIZED_FUNCTIONS(openib_hmem_stats)
 
 struct openib_hmem_object;
 
@@ -224,14 +214,9 @@ struct openib_hmem_object_ops {
                      struct openib_hmem_stats *stats);                          /* v1 */
 };
 #define OPENIB_HMEM_OBJECT_OPS_INITIALIZER { .size = sizeof(struct openib_hmem_object_ops) }
-static inline int openib_hmem_object_ops_init(struct openib_hmem_object_ops *ops)
-{
-    return openib_abi_init_sized_(ops, &ops->size, sizeof(*ops));
-}
-static inline void openib_hmem_object_ops_destroy(struct openib_hmem_object_ops *ops)
-{
-    (void) ops;
-}
+/* int openib_hmem_object_ops_init(struct openib_hmem_object_ops *) and
+ * void openib_hmem_object_ops_destroy(...) (openib_abi.h) */
+OPENIB_ABI_SIZED_FUNCTIONS(openib_hmem_object_ops)
 
 /*
  * The public head of an HMEM object. The component allocates its objects
@@ -249,16 +234,9 @@ struct openib_hmem_object {
 #define OPENIB_HMEM_OBJECT_V1_SIZE OPENIB_SIZE_THROUGH(struct openib_hmem_object, name)
 #define OPENIB_HMEM_OBJECT_INITIALIZER \
     { .size = sizeof(struct openib_hmem_object), .abi_version = OPENIB_HMEM_ABI_VERSION }
-static inline int openib_hmem_object_init(struct openib_hmem_object *obj)
-{
-    openib_abi_init_sized_(obj, &obj->size, sizeof(*obj));
-    obj->abi_version = OPENIB_HMEM_ABI_VERSION;
-    return 0;
-}
-static inline void openib_hmem_object_destroy(struct openib_hmem_object *obj)
-{
-    (void) obj;
-}
+/* int openib_hmem_object_init(struct openib_hmem_object *) (abi_version set
+ * too) and void openib_hmem_object_destroy(...) (openib_abi.h) */
+OPENIB_ABI_VERSIONED_FUNCTIONS(openib_hmem_object, OPENIB_HMEM_ABI_VERSION)
 
 /* True for the results callers must treat as "not supported, carry on". */
 static inline int openib_hmem_not_supported(int rc)
@@ -374,16 +352,9 @@ struct openib_hmem_plugin_info {
         .size = sizeof(struct openib_hmem_plugin_info), .abi_version = OPENIB_HMEM_ABI_VERSION,  \
         .name = (name_), .init = (init_), .fini = (fini_)                                        \
     }
-static inline int openib_hmem_plugin_info_init(struct openib_hmem_plugin_info *info)
-{
-    openib_abi_init_sized_(info, &info->size, sizeof(*info));
-    info->abi_version = OPENIB_HMEM_ABI_VERSION;
-    return 0;
-}
-static inline void openib_hmem_plugin_info_destroy(struct openib_hmem_plugin_info *info)
-{
-    (void) info;
-}
+/* int openib_hmem_plugin_info_init(struct openib_hmem_plugin_info *) (abi_version
+ * set too) and void openib_hmem_plugin_info_destroy(...) (openib_abi.h) */
+OPENIB_ABI_VERSIONED_FUNCTIONS(openib_hmem_plugin_info, OPENIB_HMEM_ABI_VERSION)
 
 /* In a plug-in's source, at file scope:
  *   OPENIB_HMEM_PLUGIN_DEFINE("my-plugin", my_init, my_fini);          */
