@@ -2,11 +2,14 @@
  * cpc_endpoint.c - the BTL's calls into a chosen CPC module for one
  * endpoint. Going through here (not the hooks directly) keeps the size
  * checks of openib_abi.h in one place and gives the per-connection line.
+ * Also the start and end of a built-in CPC's own state of an endpoint.
  */
 #include "opal_config.h"
 #include "opal/constants.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "connect/cpc_internal.h"
 
@@ -76,4 +79,36 @@ int openib_connect_endpoint_finalize(struct openib_cpc_module *m,
         return rc;
     }
     return m->endpoint_finalize ? m->endpoint_finalize(m, cep) : OPAL_SUCCESS;
+}
+
+/* ---- a built-in CPC's state of one endpoint (cep->cpc_private) ---- */
+
+void *openib_cpc_ep_alloc(size_t size, uint32_t magic)
+{
+    void *e = calloc(1, size);
+
+    if (NULL != e) {
+        memcpy(e, &magic, sizeof(magic));
+    }
+    return e;
+}
+
+void openib_cpc_ep_attach(struct openib_cpc_endpoint *cep, void *e,
+                          const struct openib_cpc_btl_ops **btl_ops, uint8_t *self,
+                          bool *have_self)
+{
+    cep->cpc_private = e;
+    *btl_ops = cep->btl_ops;
+    memcpy(self, cep->local_id, cep->id_len); /* the BTL names us the same each time */
+    *have_self = true;
+}
+
+int openib_cpc_ep_free(struct openib_cpc_endpoint *cep, void *e)
+{
+    const uint32_t none = 0;
+
+    memcpy(e, &none, sizeof(none)); /* a stale pointer to it is not taken for a live one */
+    free(e);
+    cep->cpc_private = NULL;
+    return OPAL_SUCCESS;
 }

@@ -93,6 +93,19 @@ int openib_cpc_check_priorities(void) CPC_HIDDEN;
 bool openib_cpc_decline_iwarp(const struct openib_cpc_port *port, const char *cpc, char *why,
                               size_t why_len) CPC_HIDDEN;
 
+/* cpc_endpoint.c: a built-in CPC's state of one endpoint, which begins
+ * with a uint32_t magic of that CPC's (so a cpc_private is never taken for
+ * another CPC's). _alloc: zeroed but for the magic, NULL when out of memory.
+ * _attach, once endpoint_init's checks passed: cep holds e, and the module
+ * learns the BTL's calls and our process name (cep->id_len bytes at self).
+ * _free: the magic cleared, e freed and cep's pointer to it cleared;
+ * returns OPAL_SUCCESS. */
+void *openib_cpc_ep_alloc(size_t size, uint32_t magic) CPC_HIDDEN;
+void openib_cpc_ep_attach(struct openib_cpc_endpoint *cep, void *e,
+                          const struct openib_cpc_btl_ops **btl_ops, uint8_t *self,
+                          bool *have_self) CPC_HIDDEN;
+int openib_cpc_ep_free(struct openib_cpc_endpoint *cep, void *e) CPC_HIDDEN;
+
 /* cpc_log.c: help messages and verbose output, both redirectable for tests.
  * Every help topic takes only %s arguments. */
 void openib_cpc_help(const char *topic, int nargs, ...) CPC_HIDDEN;

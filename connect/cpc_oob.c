@@ -82,7 +82,7 @@ int oob_cpc_retries = 50;
 static int oob_endpoint_init(struct openib_cpc_module *m, struct openib_cpc_endpoint *cep)
 {
     struct oob_module *mod = (struct oob_module *) m;
-    struct oob_ep *e = calloc(1, sizeof(*e));
+    struct oob_ep *e = openib_cpc_ep_alloc(sizeof(*e), OOB_EP_MAGIC);
 
     if (NULL == e) {
         return OPAL_ERR_OUT_OF_RESOURCE;
@@ -91,15 +91,11 @@ static int oob_endpoint_init(struct openib_cpc_module *m, struct openib_cpc_endp
         free(e);
         return OPAL_ERR_NOT_SUPPORTED;
     }
-    e->magic = OOB_EP_MAGIC;
     e->cep = cep;
     e->mod = mod;
     e->sid = e->resp_sid = -1;
     e->active_index = -1;
-    cep->cpc_private = e;
-    mod->btl_ops = cep->btl_ops;
-    memcpy(mod->self, cep->local_id, OOB_ID_LEN); /* the BTL names us the same each time */
-    mod->have_self = true;
+    openib_cpc_ep_attach(cep, e, &mod->btl_ops, mod->self, &mod->have_self);
     return OPAL_SUCCESS;
 }
 
@@ -115,9 +111,7 @@ static int oob_endpoint_finalize(struct openib_cpc_module *m, struct openib_cpc_
         if (e->resp_sid >= 0) {
             oob_chan_close(e->resp_sid);
         }
-        e->magic = 0;
-        free(e);
-        cep->cpc_private = NULL;
+        return openib_cpc_ep_free(cep, e);
     }
     return OPAL_SUCCESS;
 }

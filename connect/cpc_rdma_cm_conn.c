@@ -373,11 +373,10 @@ int rcm_endpoint_init(struct openib_cpc_module *m, struct openib_cpc_endpoint *c
                        NULL == cep->btl_ops->connect_established)) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
-    e = calloc(1, sizeof(*e));
+    e = openib_cpc_ep_alloc(sizeof(*e), RCM_TAG_EP);
     if (NULL == e) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    e->tag = RCM_TAG_EP;
     e->cep = cep;
     e->mod = mod;
     e->active_index = -1;
@@ -386,10 +385,7 @@ int rcm_endpoint_init(struct openib_cpc_module *m, struct openib_cpc_endpoint *c
         free(e);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    cep->cpc_private = e;
-    mod->btl_ops = cep->btl_ops;
-    memcpy(rcm.local_id, cep->local_id, RCM_ID_LEN);
-    rcm.have_local_id = true;
+    openib_cpc_ep_attach(cep, e, &mod->btl_ops, rcm.local_id, &rcm.have_local_id);
     rcm_listen_set_local_id(cep->local_id);
     return OPAL_SUCCESS;
 }
@@ -426,9 +422,7 @@ int rcm_endpoint_finalize(struct openib_cpc_module *m, struct openib_cpc_endpoin
     rcm_drop_id(&e->pas_id);
     drop_qids(e);
     (void) openib_cpc_active_set(&rcm.all, e, false);
-    free(e);
-    cep->cpc_private = NULL;
-    return OPAL_SUCCESS;
+    return openib_cpc_ep_free(cep, e);
 }
 
 void rcm_conn_finalize(void)

@@ -211,7 +211,7 @@ static int xoob_endpoint_init(struct openib_cpc_module *m, struct openib_cpc_end
     if (cep->id_len != XOOB_ID_LEN || NULL == cep->peer_port) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
-    e = calloc(1, sizeof(*e));
+    e = openib_cpc_ep_alloc(sizeof(*e), XOOB_EP_MAGIC);
     if (NULL == e) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
@@ -239,15 +239,11 @@ static int xoob_endpoint_init(struct openib_cpc_module *m, struct openib_cpc_end
         free(e);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    e->magic = XOOB_EP_MAGIC;
     e->cep = cep;
     e->mod = mod;
     e->sid = -1;
     e->active_index = -1;
-    cep->cpc_private = e;
-    mod->btl_ops = cep->btl_ops;
-    memcpy(mod->self, cep->local_id, XOOB_ID_LEN); /* the BTL names us the same each time */
-    mod->have_self = true;
+    openib_cpc_ep_attach(cep, e, &mod->btl_ops, mod->self, &mod->have_self);
     return OPAL_SUCCESS;
 }
 
@@ -274,10 +270,7 @@ static int xoob_endpoint_finalize(struct openib_cpc_module *m, struct openib_cpc
     if (qp) {
         mod->xrc->send_qp_destroy(mod->btl, qp);
     }
-    e->magic = 0;
-    free(e);
-    cep->cpc_private = NULL;
-    return OPAL_SUCCESS;
+    return openib_cpc_ep_free(cep, e);
 }
 
 static int xoob_module_finalize(struct openib_cpc_module *m)
