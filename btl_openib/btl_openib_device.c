@@ -82,7 +82,8 @@ static struct openib_device *device_adopt(opal_common_verbs_device_item_t *di)
     if (NULL == dev->pd) {
         OPENIB_VERBOSE(1, "cannot allocate a protection domain on %s: %s", dev->name,
                        strerror(errno));
-        goto err_free;
+        free(dev);
+        return NULL; /* the list's release closes the context */
     }
     if (OPAL_SUCCESS != openib_reg_cache_create(dev)) {
         goto err_pd;
@@ -97,7 +98,6 @@ static struct openib_device *device_adopt(opal_common_verbs_device_item_t *di)
 
 err_pd:
     ibv_dealloc_pd(dev->pd);
-err_free:
     free(dev);
     return NULL;
 }
