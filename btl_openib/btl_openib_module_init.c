@@ -115,9 +115,7 @@ static int query_cpcs(mca_btl_openib_module_t *m)
  * OPENIB_DEFAULT_INLINE), found with probe QPs
  * since verbs has no query for it: halving until one is created, then a
  * binary search between the last size refused and the first accepted, so an
- * error can name the limit. (Not opal_common_verbs_find_max_inline: its
- * probe QPs have no send WRs, which siw refuses, and it tries powers of two
- * only.) */
+ * error can name the limit. */
 static uint32_t probe_max_inline(mca_btl_openib_module_t *m)
 {
     const struct openib_device_choice *c = &m->dev->defaults;
@@ -199,54 +197,30 @@ static int apply_device_table(mca_btl_openib_module_t *m, int cqe)
     return cqe;
 }
 
-/* One figure ob1 weighs the rail by: the port's value, unless the user set
- * the parameter or the port does not tell (the template's value stays). */
-struct rail_figure {
-    const char *param; /* btl_openib_<param> */
-    uint32_t *value;   /* the module's field */
-    uint32_t port;     /* from the port; 0: unknown */
-    const char *unit;
-    const char *from;  /* what the port's value came from */
-    const char *use;   /* what ob1 does with it */
-};
-
-static void set_rail_figure(const mca_btl_openib_module_t *m, const struct rail_figure *f)
+/* ob1 splits a large message across rails in proportion to btl_bandwidth:
+ * the port's data rate, unless the user set btl_openib_bandwidth (or the
+ * rate cannot be told: the template's value stays). */
+static void set_bandwidth(mca_btl_openib_module_t *m)
 {
-    if (openib_params_user_set(f->param)) {
-        OPENIB_VERBOSE(10, "%s:%d: btl_openib_%s %u %s as set (the port: %u %s)", m->dev->name,
-                       m->port_num, f->param, *f->value, f->unit, f->port, f->unit);
+    uint32_t bw = openib_port_bandwidth(&m->port_attr);
+
+    if (openib_params_user_set("bandwidth")) {
+        OPENIB_VERBOSE(10, "%s:%d: btl_openib_bandwidth %u Mb/s as set (the port: %u Mb/s)",
+                       m->dev->name, m->port_num, m->super.btl_bandwidth, bw);
         return;
     }
-    if (0 == f->port) {
-        OPENIB_VERBOSE(10, "%s:%d: %s: unknown; btl_openib_%s stays %u %s", m->dev->name,
-                       m->port_num, f->from, f->param, *f->value, f->unit);
+    if (0 == bw) {
+        OPENIB_VERBOSE(10, "%s:%d: port speed %u, width %u: data rate unknown; "
+                       "btl_openib_bandwidth stays %u Mb/s", m->dev->name, m->port_num,
+                       m->port_attr.active_speed, m->port_attr.active_width,
+                       m->super.btl_bandwidth);
         return;
     }
-    *f->value = f->port;
-    OPENIB_VERBOSE(10, "%s:%d: btl_openib_%s %u %s from the port (%s), %s; setting "
-                   "btl_openib_%s overrides it", m->dev->name, m->port_num, f->param, f->port,
-                   f->unit, f->from, f->use, f->param);
-}
-
-/* ob1 splits a large message across rails in proportion to btl_bandwidth,
- * and sends first fragments only on the rails of the lowest btl_latency. */
-static void set_rail_figures(mca_btl_openib_module_t *m)
-{
-    const struct ibv_port_attr *pa = &m->port_attr;
-    char rate[48], link[48];
-    const struct rail_figure f[2] = {
-        { "bandwidth", &m->super.btl_bandwidth, openib_port_bandwidth(pa), "Mb/s", rate,
-          "ob1's weight for this rail" },
-        { "latency", &m->super.btl_latency,
-          openib_port_latency(m->dev->ctx->device->transport_type, pa->link_layer), "us", link,
-          "ob1's rank for first fragments" },
-    };
-
-    snprintf(rate, sizeof(rate), "speed %u, width %u", pa->active_speed, pa->active_width);
-    snprintf(link, sizeof(link), "transport %d, link layer %u",
-             (int) m->dev->ctx->device->transport_type, pa->link_layer);
-    set_rail_figure(m, &f[0]);
-    set_rail_figure(m, &f[1]);
+    m->super.btl_bandwidth = bw;
+    OPENIB_VERBOSE(10, "%s:%d: btl_openib_bandwidth %u Mb/s from the port (speed %u, width %u), "
+                   "ob1's weight for this rail; setting btl_openib_bandwidth overrides it",
+                   m->dev->name, m->port_num, bw, m->port_attr.active_speed,
+                   m->port_attr.active_width);
 }
 
 int openib_module_init(mca_btl_openib_module_t *m)
@@ -262,7 +236,7 @@ int openib_module_init(mca_btl_openib_module_t *m)
     OBJ_CONSTRUCT(&m->stalled, opal_list_t);
     OBJ_CONSTRUCT(&m->lru, opal_list_t);
 
-    set_rail_figures(m);
+    set_bandwidth(m);
     /* openib_limits_check_port() fitted cq_size to the device */
     cqe = apply_device_table(m, cqe);
     rc = openib_cq_create(m, cqe);
