@@ -115,7 +115,9 @@ static int query_cpcs(mca_btl_openib_module_t *m)
  * OPENIB_DEFAULT_INLINE), found with probe QPs
  * since verbs has no query for it: halving until one is created, then a
  * binary search between the last size refused and the first accepted, so an
- * error can name the limit. */
+ * error can name the limit. (Not opal_common_verbs_find_max_inline: its
+ * probe QPs have no send WRs, which siw refuses, and it tries powers of two
+ * only.) */
 static uint32_t probe_max_inline(mca_btl_openib_module_t *m)
 {
     const struct openib_device_choice *c = &m->dev->defaults;
