@@ -111,6 +111,22 @@ AC_DEFUN([OPENIB_CHECK_OMPI], [
   AC_SUBST([OPENIB_HAVE_COMMON_VERBS])
   AC_SUBST([OPENIB_COMMON_VERBS_LIBS])
 
+  # Open MPI's event layer (opal_event_*, opal_progress_thread_init) runs
+  # the oob side channel. Debian's Open MPI is built against the system's
+  # libevent ("external" component): its opal_event_* are macros over
+  # libevent's own calls, so we link libevent_core as libopen-pal does. A
+  # build with the bundled libevent has them inside libopen-pal.
+  OPENIB_EVENT_LIBS=
+  AS_IF([test -f "$openib_ompi_inc/openmpi/opal/mca/event/external/external.h"], [
+    AC_CHECK_HEADER([event2/event.h], [],
+      [AC_MSG_ERROR([Open MPI in $openib_ompi_inc uses the system's libevent, but its headers (event2/event.h) are missing.
+    On Debian/Ubuntu: apt-get install libevent-dev])])
+    AC_CHECK_LIB([event_core], [event_assign], [OPENIB_EVENT_LIBS="-levent_core"],
+      [AC_MSG_ERROR([Open MPI in $openib_ompi_inc uses the system's libevent, but libevent_core does not link.
+    On Debian/Ubuntu: apt-get install libevent-dev])])
+  ])
+  AC_SUBST([OPENIB_EVENT_LIBS])
+
   AC_SUBST([OPENIB_OMPI_INCDIR])
   AC_SUBST([OPENIB_OMPI_LIBDIR])
   AC_SUBST([OPENIB_OMPI_CPPFLAGS])

@@ -128,7 +128,6 @@ struct udport {
 };
 
 struct oob_chan {
-    pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t gone;           /* a UD port was destroyed */
     int refs;

@@ -1,14 +1,23 @@
 /*
  * cpc_oob_channel_thread.c - the side channel's service thread: what each
  * open session needs before its transport's I/O (the message the full
- * ring held, the idle limit, keepalives), the poll set over the wake-up
- * descriptor, the listeners, the UD ports and the sessions, and starting
- * and stopping it all. Locking: cpc_oob_channel_int.h.
+ * ring held, the idle limit, keepalives), the descriptors it waits on
+ * (the wake-up descriptor, the listeners, the UD ports and the sessions)
+ * and starting and stopping it all. Locking: cpc_oob_channel_int.h.
+ *
+ * The thread is an Open MPI progress thread (common/openib_evthread.h)
+ * running an opal_event base of its own: the side channel must answer
+ * while the MPI thread computes, so it cannot ride opal_progress. Each
+ * turn ("a round") looks at every session under the lock and says what
+ * it waits for: one event per descriptor, one timer for the earliest
+ * deadline. A descriptor event, the timer or a wake-up ends the round;
+ * the next one starts once the events ready at the same time were served.
  */
 #include "opal_config.h"
 
 #include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +25,9 @@
 #include <unistd.h>
 
 #include "opal/constants.h"
+#include "opal/mca/event/event.h"
 
+#include "common/openib_evthread.h"
 #include "connect/cpc_oob_channel_int.h"
 #include "connect/cpc_oob_params.h"
 #include "wire/oob_wire.h"
@@ -71,10 +82,22 @@ bool oob_chan_plan_common(int i, long t, int idle_ms, int *timeout)
     return true;
 }
 
-/* The thread's poll set, grown with the sessions (never shrunk). */
+/* One progress thread of Open MPI's per process, for both oob and xoob
+ * (oob_ch.refs counts them). */
+static const char thread_name[] = "openib oob side channel";
+
+/* What a round waits for, rebuilt every round: descriptors with the poll
+ * events wanted (the transports speak poll's language), and one
+ * opal_event each. Grown with the sessions, never shrunk. */
 static struct {
+    opal_event_base_t *base;
+    opal_event_t wake;   /* the wake-up descriptor, persistent */
+    opal_event_t timer;  /* the round's earliest deadline */
+    opal_event_t next;   /* activated: run the next round */
+    opal_event_t *ev;    /* ev[k] watches pfd[k] */
+    int nadded;          /* ev[0..nadded) are added */
     struct pollfd *pfd;
-    int *map;       /* >= 0 session slot; -1 wake; <= -2 listener socket;
+    int *map;       /* >= 0 session slot; <= -2 listener socket;
                        <= -(2 + MAX_LISTENERS * OOB_MAX_ADDRS) UD port */
     unsigned *gen;
     int *step;
@@ -85,23 +108,27 @@ static struct {
 
 static bool grow_poll_set(int nslots)
 {
-    int cap = 1 + MAX_LISTENERS * OOB_MAX_ADDRS + MAX_UDPORTS + nslots;
+    int cap = MAX_LISTENERS * OOB_MAX_ADDRS + MAX_UDPORTS + nslots;
     struct pollfd *pfd;
+    opal_event_t *ev;
     int *map, *step;
     unsigned *gen;
 
     if (cap <= ps.cap) {
         return true;
     }
+    /* safe to move: no ev[k] is added between rounds */
     pfd = realloc(ps.pfd, sizeof(*pfd) * cap);
     ps.pfd = pfd ? pfd : ps.pfd;
+    ev = realloc(ps.ev, sizeof(*ev) * cap);
+    ps.ev = ev ? ev : ps.ev;
     map = realloc(ps.map, sizeof(*map) * cap);
     ps.map = map ? map : ps.map;
     gen = realloc(ps.gen, sizeof(*gen) * cap);
     ps.gen = gen ? gen : ps.gen;
     step = realloc(ps.step, sizeof(*step) * cap);
     ps.step = step ? step : ps.step;
-    if (!pfd || !map || !gen || !step) {
+    if (!pfd || !ev || !map || !gen || !step) {
         return false;
     }
     ps.cap = cap;
@@ -143,17 +170,13 @@ static int plan_ports(int n)
     return n;
 }
 
-/* Service thread, no lock: what poll reported on entry k. */
+/* Service thread, no lock: what was reported on entry k. */
 static void serve(int k)
 {
     struct pollfd *p = &ps.pfd[k];
     int m = ps.map[k];
 
-    if (m == -1) {
-        uint64_t v;
-        ssize_t r = read(oob_ch.wake_fd, &v, sizeof(v));
-        (void) r;
-    } else if (m <= MAP_UD_BASE) {
+    if (m <= MAP_UD_BASE) {
         struct udport *u = &oob_ch.u[MAP_UD_BASE - m];
         pthread_mutex_lock(&oob_ch.lock);
         if (u->ops && !u->closing) {
@@ -187,71 +210,163 @@ static void serve(int k)
     }
 }
 
-static void *thread_main(void *arg)
+static void next_round(void)
 {
+    opal_event_active(&ps.next, OPAL_EV_WRITE, 1);
+}
+
+/* A descriptor is ready. The round ends here, but the next one starts
+ * only after the other events ready now were served: "next" is queued
+ * behind them. */
+static void on_fd(int fd, short what, void *arg)
+{
+    int k = (int) (intptr_t) arg;
+
+    (void) fd;
+    ps.pfd[k].revents = (short) (((what & OPAL_EV_READ) ? POLLIN : 0) |
+                                 ((what & OPAL_EV_WRITE) ? POLLOUT : 0));
+    serve(k);
+    next_round();
+}
+
+static void on_wake(int fd, short what, void *arg)
+{
+    uint64_t v;
+    ssize_t r = read(fd, &v, sizeof(v));
+
+    (void) r;
+    (void) what;
     (void) arg;
-    for (;;) {
-        int n = 0, nstep = 0, i, k, timeout = -1, idle_ms = oob_params_idle_ms();
-        long t = openib_now_ms();
+    next_round();
+}
 
-        pthread_mutex_lock(&oob_ch.lock);
-        if (oob_ch.stop) {
-            pthread_mutex_unlock(&oob_ch.lock);
-            break;
-        }
-        if (!grow_poll_set(oob_ch.nslots)) {
-            /* no memory for the poll set: look again shortly */
-            pthread_mutex_unlock(&oob_ch.lock);
-            usleep(10000);
-            continue;
-        }
-        ps.pfd[n] = (struct pollfd) { .fd = oob_ch.wake_fd, .events = POLLIN };
-        ps.map[n++] = -1;
-        n = plan_ports(n);
-        oob_ch.paused = false;
-        for (i = 0; i < oob_ch.nslots; ++i) {
-            struct session *s = sess_at(i);
-            int ev;
-            if (s->state == S_FREE) {
-                continue;
-            }
-            ev = s->ud_port >= 0 ? oob_ud_plan(i, t, idle_ms, &timeout)
-                                 : oob_tcp_plan(i, t, idle_ms, &timeout);
-            if (ev < 0) {
-                ps.step[nstep++] = i;
-            } else if (ev > 0) {
-                /* a session that wants nothing is not polled at all: its
-                 * POLLHUP would wake us in a loop */
-                ps.pfd[n] = (struct pollfd) { .fd = s->fd, .events = (short) ev };
-                ps.gen[n] = s->gen;
-                ps.map[n++] = i;
-            }
-        }
+static void on_timer(int fd, short what, void *arg)
+{
+    (void) fd;
+    (void) what;
+    (void) arg;
+    next_round();
+}
+
+static void arm_timer(int ms)
+{
+    struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+
+    opal_event_evtimer_add(&ps.timer, &tv);
+}
+
+/* Drop what the last round waited for. Before any descriptor can be
+ * closed: an event must not outlive its descriptor, or a new socket with
+ * the same number would be missed. Sessions freed while serving close
+ * theirs before this runs; libevent takes the failed removal in silence. */
+static void drop_events(void)
+{
+    int k;
+
+    for (k = 0; k < ps.nadded; ++k) {
+        opal_event_del(&ps.ev[k]);
+    }
+    ps.nadded = 0;
+    opal_event_evtimer_del(&ps.timer);
+}
+
+/* One round: every session's timers and state under the lock, then the
+ * sockets to start connecting, or else the events to wait for. */
+static void on_round(int fd, short what, void *arg)
+{
+    int n = 0, nstep = 0, i, k, timeout = -1, idle_ms = oob_params_idle_ms();
+    long t = openib_now_ms();
+
+    (void) fd;
+    (void) what;
+    (void) arg;
+    drop_events();
+    pthread_mutex_lock(&oob_ch.lock);
+    if (oob_ch.stop) {
         pthread_mutex_unlock(&oob_ch.lock);
-
-        if (nstep) {
-            for (k = 0; k < nstep; ++k) {
-                if (sess_at(ps.step[k])->ud_port >= 0) {
-                    oob_ud_probe_step(ps.step[k]);
-                } else {
-                    oob_tcp_step(ps.step[k]);
-                }
-            }
-            continue; /* poll the new sockets in the next round */
-        }
-        /* Idle (no session open): sleep until a descriptor or wake() has
-         * something, rather than waking a spinning rank's CPU 10 times a
-         * second. Sessions exist only while handshakes are under way. */
-        if (poll(ps.pfd, n, timeout) <= 0) {
+        return;
+    }
+    if (!grow_poll_set(oob_ch.nslots)) {
+        /* no memory for the poll set: look again shortly */
+        pthread_mutex_unlock(&oob_ch.lock);
+        arm_timer(10);
+        return;
+    }
+    n = plan_ports(n);
+    oob_ch.paused = false;
+    for (i = 0; i < oob_ch.nslots; ++i) {
+        struct session *s = sess_at(i);
+        int ev;
+        if (s->state == S_FREE) {
             continue;
         }
-        for (k = 0; k < n; ++k) {
-            if (ps.pfd[k].revents) {
-                serve(k);
-            }
+        ev = s->ud_port >= 0 ? oob_ud_plan(i, t, idle_ms, &timeout)
+                             : oob_tcp_plan(i, t, idle_ms, &timeout);
+        if (ev < 0) {
+            ps.step[nstep++] = i;
+        } else if (ev > 0) {
+            /* a session that wants nothing is not watched at all: its
+             * hang-up would wake us in a loop */
+            ps.pfd[n] = (struct pollfd) { .fd = s->fd, .events = (short) ev };
+            ps.gen[n] = s->gen;
+            ps.map[n++] = i;
         }
     }
-    return NULL;
+    pthread_mutex_unlock(&oob_ch.lock);
+
+    if (nstep) {
+        for (k = 0; k < nstep; ++k) {
+            if (sess_at(ps.step[k])->ud_port >= 0) {
+                oob_ud_probe_step(ps.step[k]);
+            } else {
+                oob_tcp_step(ps.step[k]);
+            }
+        }
+        next_round(); /* watch the new sockets in the next round */
+        return;
+    }
+    for (k = 0; k < n; ++k) {
+        short flags = (short) (((ps.pfd[k].events & POLLIN) ? OPAL_EV_READ : 0) |
+                               ((ps.pfd[k].events & POLLOUT) ? OPAL_EV_WRITE : 0));
+        opal_event_set(ps.base, &ps.ev[k], ps.pfd[k].fd, flags, on_fd, (void *) (intptr_t) k);
+        opal_event_add(&ps.ev[k], NULL);
+    }
+    ps.nadded = n;
+    /* Idle (no session open): no timer, so the thread sleeps until a
+     * descriptor or a wake-up has something, rather than waking a
+     * spinning rank's CPU 10 times a second. Sessions exist only while
+     * handshakes are under way. */
+    if (timeout >= 0) {
+        arm_timer(timeout);
+    }
+}
+
+/* Without the lock (the thread's first round takes it). */
+static int start_thread(void)
+{
+    ps.base = openib_evthread_start(thread_name);
+    if (NULL == ps.base) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    opal_event_set(ps.base, &ps.wake, oob_ch.wake_fd, OPAL_EV_READ | OPAL_EV_PERSIST, on_wake,
+                   NULL);
+    opal_event_evtimer_set(ps.base, &ps.timer, on_timer, NULL);
+    opal_event_set(ps.base, &ps.next, -1, 0, on_round, NULL);
+    opal_event_add(&ps.wake, NULL);
+    next_round();
+    return OPAL_SUCCESS;
+}
+
+/* The thread stopped first (joined), so nothing runs a callback while its
+ * events go. */
+static void stop_thread(void)
+{
+    openib_evthread_pause(thread_name, ps.base);
+    drop_events();
+    opal_event_del(&ps.wake);
+    opal_event_del(&ps.next);
+    openib_evthread_end(thread_name);
+    ps.base = NULL;
 }
 
 int oob_chan_start(void)
@@ -260,13 +375,15 @@ int oob_chan_start(void)
 
     pthread_mutex_lock(&oob_ch.lock);
     if (oob_ch.refs++ > 0) {
-        goto out;
+        pthread_mutex_unlock(&oob_ch.lock);
+        return OPAL_SUCCESS;
     }
     oob_ch.ev = calloc(MAX_EVENTS, sizeof(*oob_ch.ev));
     oob_ch.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     oob_ch.stop = 0;
-    if (!oob_ch.ev || oob_ch.wake_fd < 0 ||
-        pthread_create(&oob_ch.thread, NULL, thread_main, NULL)) {
+    pthread_mutex_unlock(&oob_ch.lock);
+    if (!oob_ch.ev || oob_ch.wake_fd < 0 || OPAL_SUCCESS != start_thread()) {
+        pthread_mutex_lock(&oob_ch.lock);
         free(oob_ch.ev);
         oob_ch.ev = NULL;
         if (oob_ch.wake_fd >= 0) {
@@ -274,10 +391,9 @@ int oob_chan_start(void)
         }
         oob_ch.wake_fd = -1;
         oob_ch.refs = 0;
+        pthread_mutex_unlock(&oob_ch.lock);
         rc = OPAL_ERR_OUT_OF_RESOURCE;
     }
-out:
-    pthread_mutex_unlock(&oob_ch.lock);
     return rc;
 }
 
@@ -291,9 +407,8 @@ void oob_chan_stop(void)
         return;
     }
     oob_ch.stop = 1;
-    oob_chan_wake();
     pthread_mutex_unlock(&oob_ch.lock);
-    pthread_join(oob_ch.thread, NULL);
+    stop_thread();
     pthread_mutex_lock(&oob_ch.lock);
     for (i = 0; i < MAX_UDPORTS; ++i) {
         if (oob_ch.u[i].ops) {
@@ -323,6 +438,7 @@ void oob_chan_stop(void)
     oob_ch.ev_head = oob_ch.ev_tail = oob_ch.ev_count = 0;
     oob_ch.log_n = 0;
     free(ps.pfd);
+    free(ps.ev);
     free(ps.map);
     free(ps.gen);
     free(ps.step);

@@ -47,6 +47,7 @@
 #include "connect/openib_connect.h"
 #include "wire/oob_wire.h"
 #include "tests/unit/connect/cpc_test.h"
+#include "tests/unit/connect/cpc_test_opal.h"
 
 static char lst_owner, me;
 static uint32_t loopback;
@@ -466,10 +467,16 @@ static void back_pressure(uint16_t port)
     close(w.fd);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     uint16_t port = 0;
     int lid = -1;
+
+    /* as in an MPI process: Open MPI's event layer, with threads, runs the
+     * side channel's thread */
+    if (OPAL_SUCCESS != test_opal_init(&argc, &argv)) {
+        return 1;
+    }
 
     loopback = htonl(INADDR_LOOPBACK);
     openib_connect_set_verbose(-1, 1);
@@ -487,5 +494,6 @@ int main(void)
     back_pressure(port);
     oob_chan_unlisten(lid);
     oob_chan_stop();
+    test_opal_fini();
     return test_report("test_oob_channel");
 }

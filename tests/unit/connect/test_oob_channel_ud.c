@@ -42,6 +42,7 @@
 #include "connect/openib_connect.h"
 #include "wire/oob_wire.h"
 #include "tests/unit/connect/cpc_test.h"
+#include "tests/unit/connect/cpc_test_opal.h"
 
 /* ---- the fake datagram port ---- */
 
@@ -548,8 +549,13 @@ static void silent_peer(void)
     oob_chan_ud_timing(0, 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    /* as in an MPI process: Open MPI's event layer, with threads, runs the
+     * side channel's thread */
+    if (OPAL_SUCCESS != test_opal_init(&argc, &argv)) {
+        return 1;
+    }
     inet_pton(AF_INET, "127.0.0.1", &loopback);
     CHECK_EQ(oob_chan_start(), OPAL_SUCCESS);
     ports_up();
@@ -566,5 +572,6 @@ int main(void)
         CHECK_EQ(oob_chan_connect_ud(ua, &pb->me, NULL, 0, 0, m, &me, &sid), OPAL_ERR_UNREACH);
     }
     oob_chan_stop();
+    test_opal_fini();
     return test_report("test_oob_channel_ud");
 }

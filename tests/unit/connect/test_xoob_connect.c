@@ -39,14 +39,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "opal/runtime/opal.h"
-
 #include "connect/cpc_auth.h"
 #include "connect/cpc_oob.h"
 #include "connect/cpc_xoob.h"
 #include "connect/openib_connect.h"
 #include "wire/xoob_wire.h"
 #include "tests/unit/connect/cpc_test.h"
+#include "tests/unit/connect/cpc_test_opal.h"
 
 struct fake_btl {
     uint32_t srqn[XOOB_MAX_SRQS];
@@ -805,21 +804,21 @@ static void hung_responder(void)
 
 int main(int argc, char **argv)
 {
+    /* first: the side channel's thread runs on Open MPI's event layer */
+    if (OPAL_SUCCESS != test_opal_init(&argc, &argv)) {
+        return 1;
+    }
     declines();
     shared_send_qp();
     layout_mismatch();
     strangers();
     /* the liveness cases with a 1 s silence bound, set the way a user does */
     setenv("OMPI_MCA_btl_openib_connect_xoob_timeout", "1", 1);
-    if (OPAL_SUCCESS != opal_init_util(&argc, &argv)) {
-        fprintf(stderr, "opal_init_util failed\n");
-        return 1;
-    }
     openib_cpc_xoob_component.register_params(&openib_cpc_xoob_component);
     busy_responder();
     gone_responder();
     hung_responder();
     openib_cpc_xoob_component.finalize();
-    opal_finalize_util();
+    test_opal_fini();
     return test_report("test_xoob_connect");
 }
