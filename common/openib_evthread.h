@@ -1,7 +1,7 @@
 /*
  * openib_evthread.h - a thread of our own on Open MPI's event layer, for
- * the listeners that must answer while the MPI thread computes (the oob
- * side channel, the rdma_cm listener): opal_progress_thread_init runs the
+ * a listener that must answer while the MPI thread computes (the oob side
+ * channel): opal_progress_thread_init runs the
  * thread and its opal_event base; this adds the one thing its stop lacks.
  */
 #ifndef OPENIB_EVTHREAD_H
