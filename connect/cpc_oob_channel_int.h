@@ -132,7 +132,6 @@ struct oob_chan {
     pthread_cond_t gone;           /* a UD port was destroyed */
     int refs;
     int wake_fd;
-    volatile int stop;
     struct session *chunk[MAX_CHUNKS];
     int nslots;                    /* slots allocated: nchunks * CHUNK_SLOTS */
     int hint;                      /* where the search for a free slot starts */

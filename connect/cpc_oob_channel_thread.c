@@ -5,7 +5,7 @@
  * (the wake-up descriptor, the listeners, the UD ports and the sessions)
  * and starting and stopping it all. Locking: cpc_oob_channel_int.h.
  *
- * The thread is an Open MPI progress thread (common/openib_evthread.h)
+ * The thread is an Open MPI progress thread (opal_progress_thread_init)
  * running an opal_event base of its own: the side channel must answer
  * while the MPI thread computes, so it cannot ride opal_progress. Each
  * turn ("a round") looks at every session under the lock and says what
@@ -26,8 +26,8 @@
 
 #include "opal/constants.h"
 #include "opal/mca/event/event.h"
+#include "opal/runtime/opal_progress_threads.h"
 
-#include "common/openib_evthread.h"
 #include "connect/cpc_oob_channel_int.h"
 #include "connect/cpc_oob_params.h"
 #include "wire/oob_wire.h"
@@ -282,10 +282,6 @@ static void on_round(int fd, short what, void *arg)
     (void) arg;
     drop_events();
     pthread_mutex_lock(&oob_ch.lock);
-    if (oob_ch.stop) {
-        pthread_mutex_unlock(&oob_ch.lock);
-        return;
-    }
     if (!grow_poll_set(oob_ch.nslots)) {
         /* no memory for the poll set: look again shortly */
         pthread_mutex_unlock(&oob_ch.lock);
@@ -344,7 +340,7 @@ static void on_round(int fd, short what, void *arg)
 /* Without the lock (the thread's first round takes it). */
 static int start_thread(void)
 {
-    ps.base = openib_evthread_start(thread_name);
+    ps.base = opal_progress_thread_init(thread_name);
     if (NULL == ps.base) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
@@ -357,15 +353,33 @@ static int start_thread(void)
     return OPAL_SUCCESS;
 }
 
+static void on_tick(int fd, short what, void *arg)
+{
+    (void) fd;
+    (void) what;
+    (void) arg;
+}
+
 /* The thread stopped first (joined), so nothing runs a callback while its
- * events go. */
+ * events go. Open MPI's pause ends the thread's loop with a loopbreak,
+ * which is lost when it lands between two turns of the loop (a new turn
+ * clears it): the thread would then sleep in the base until its next
+ * event, and the join with it. A tick every 10 ms ends each turn, so the
+ * thread sees that it is to stop within one tick whatever became of the
+ * loopbreak. */
 static void stop_thread(void)
 {
-    openib_evthread_pause(thread_name, ps.base);
+    struct timeval every = { .tv_sec = 0, .tv_usec = 10000 };
+    opal_event_t tick;
+
+    opal_event_set(ps.base, &tick, -1, OPAL_EV_PERSIST, on_tick, NULL);
+    opal_event_add(&tick, &every);
+    (void) opal_progress_thread_pause(thread_name);
+    opal_event_del(&tick);
     drop_events();
     opal_event_del(&ps.wake);
     opal_event_del(&ps.next);
-    openib_evthread_end(thread_name);
+    (void) opal_progress_thread_finalize(thread_name);
     ps.base = NULL;
 }
 
@@ -380,7 +394,6 @@ int oob_chan_start(void)
     }
     oob_ch.ev = calloc(MAX_EVENTS, sizeof(*oob_ch.ev));
     oob_ch.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    oob_ch.stop = 0;
     pthread_mutex_unlock(&oob_ch.lock);
     if (!oob_ch.ev || oob_ch.wake_fd < 0 || OPAL_SUCCESS != start_thread()) {
         pthread_mutex_lock(&oob_ch.lock);
@@ -406,9 +419,8 @@ void oob_chan_stop(void)
         pthread_mutex_unlock(&oob_ch.lock);
         return;
     }
-    oob_ch.stop = 1;
     pthread_mutex_unlock(&oob_ch.lock);
-    stop_thread();
+    stop_thread(); /* a round it runs before it stops is dropped with it */
     pthread_mutex_lock(&oob_ch.lock);
     for (i = 0; i < MAX_UDPORTS; ++i) {
         if (oob_ch.u[i].ops) {
