@@ -71,6 +71,7 @@ int openib_del_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc_t **pr
     size_t i;
 
     /* all at once, so their teardown waits overlap */
+    openib_endpoints_settle((mca_btl_openib_endpoint_t **) peers, (int) nprocs);
     openib_endpoints_quiesce((mca_btl_openib_endpoint_t **) peers, (int) nprocs);
     for (i = 0; i < nprocs; ++i) {
         if (peers[i]) {

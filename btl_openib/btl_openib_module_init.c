@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <endian.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "opal/constants.h"
@@ -284,6 +285,22 @@ err:
     return rc;
 }
 
+/* openib_endpoints_settle over a copy of the endpoint array: the CPCs'
+ * progress it runs may add an endpoint (a peer contacting us), which can
+ * move the array. */
+static void settle_all(mca_btl_openib_module_t *m)
+{
+    int n = opal_pointer_array_get_size(&m->endpoints);
+    mca_btl_openib_endpoint_t **eps;
+
+    if (n <= 0 || NULL == (eps = malloc((size_t) n * sizeof(*eps)))) {
+        return; /* nothing to settle, or no memory: closed unsettled */
+    }
+    memcpy(eps, m->endpoints.addr, (size_t) n * sizeof(*eps));
+    openib_endpoints_settle(eps, n);
+    free(eps);
+}
+
 int openib_module_fini(mca_btl_openib_module_t *m)
 {
     int i;
@@ -294,6 +311,7 @@ int openib_module_fini(mca_btl_openib_module_t *m)
     m->finalized = true;
     m->num_parking = 0; /* every endpoint closes now */
     m->over_limit = false;
+    settle_all(m);
     openib_endpoints_quiesce((mca_btl_openib_endpoint_t **) m->endpoints.addr,
                              opal_pointer_array_get_size(&m->endpoints));
     for (i = 0; i < opal_pointer_array_get_size(&m->endpoints); ++i) {

@@ -6,6 +6,9 @@
  * endpoint or one of its fragments. Destroying the QPs and freeing the
  * endpoint before those completions are polled hands progress freed
  * memory. So, before the QPs go:
+ *  0. Settle (openib_endpoints_settle, for the batches of del_procs and
+ *     finalize). A connection still being made is finished first: its
+ *     peer may take it for made already (see settle_waits).
  *  1. Goodbye. On each QP of a connected endpoint, a signaled RDMA write
  *     sets the peer's mailbox word OPENIB_MAILBOX_CLOSED(q) (on iWARP
  *     followed by a read of that word, see say_goodbye). Its completion
@@ -35,6 +38,7 @@
 #include "btl_openib/btl_openib_frag.h"
 #include "btl_openib/btl_openib_send.h"
 #include "btl_openib/btl_openib_teardown.h"
+#include "connect/openib_connect.h"
 #include "mca/btl_openib_params.h"
 
 long openib_transport_giveup_ms(void)
@@ -262,6 +266,31 @@ static void flush(mca_btl_openib_endpoint_t *ep, int q)
     }
 }
 
+/* Where a wait gave up: the state of each QP of ep (the device's word on
+ * why nothing completes), at verbose 1 like the wait's own message. */
+static void log_qp_states(const mca_btl_openib_endpoint_t *ep)
+{
+    static const char *const names[] = { "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR" };
+    char buf[160];
+    size_t off = 0;
+    int q;
+
+    buf[0] = '\0';
+    for (q = 0; q < ep->num_qps && off < sizeof(buf); ++q) {
+        struct ibv_qp_attr a;
+        struct ibv_qp_init_attr ia;
+        const char *st = "?";
+
+        if (NULL != ep->qps[q].qp && 0 == ibv_query_qp(ep->qps[q].qp, &a, IBV_QP_STATE, &ia) &&
+            (unsigned) a.qp_state < sizeof(names) / sizeof(names[0])) {
+            st = names[a.qp_state];
+        }
+        off += (size_t) snprintf(buf + off, sizeof(buf) - off, "%s%s", q ? " " : "", st);
+    }
+    OPENIB_VERBOSE(1, "%s: %d of its work requests outstanding; its QPs' states: %s", ep->desc,
+                   ep->markers, buf);
+}
+
 /* Step 3: progress until the endpoints' markers are all back, or the budget
  * is out (one budget for the whole batch). For goodbyes, a peer that said
  * its own goodbye meanwhile needs ours no more: it is closing too, and its
@@ -290,8 +319,60 @@ static void wait_markers(mca_btl_openib_endpoint_t **eps, int n, bool goodbyes, 
         if (openib_now_ms() > deadline) {
             OPENIB_VERBOSE(1, "closing %d endpoint(s): %d %s did not complete within %ld ms; going on",
                            n, left, what, wait_budget_ms());
+            for (i = 0; i < n; ++i) {
+                if (eps[i] && eps[i]->markers) {
+                    log_qp_states(eps[i]);
+                }
+            }
             return;
         }
+    }
+}
+
+/* Whether ep's connection is still being made while its peer may count it
+ * made: its QPs exist (the peer may have connected them) and it is not
+ * connected, failed or closing yet (a responder stays CLOSED until it is
+ * connected; only an initiator is CONNECTING). An rdma_cm initiator on
+ * iWARP is connected once its CM says so and it has sent its first
+ * messages; here data completions are polled more often than the CM's
+ * events, so the program may have received those messages and be closing
+ * before this side is connected. Closed then, its QPs would go without a
+ * goodbye (only a connected endpoint may send one), and the peer would see
+ * a lost connection. */
+static bool settle_waits(const mca_btl_openib_endpoint_t *ep)
+{
+    return ep && !ep->closing && !ep->is_self && ep->qps_created &&
+           (ep->conn.state == OPENIB_CONN_CONNECTING || ep->conn.state == OPENIB_CONN_CLOSED);
+}
+
+void openib_endpoints_settle(mca_btl_openib_endpoint_t **eps, int n)
+{
+    long t0 = openib_now_ms(), deadline = t0 + wait_budget_ms();
+    int i, left, first = -1;
+
+    for (;;) {
+        for (i = 0, left = 0; i < n; ++i) {
+            if (settle_waits(eps[i])) {
+                left++;
+                (void) openib_progress_cq(eps[i]->module); /* the first messages */
+            }
+        }
+        if (first < 0) {
+            first = left;
+        }
+        if (0 == left) {
+            if (first > 0) {
+                OPENIB_VERBOSE(10, "closing: finishing %d connection(s) still being made took "
+                               "%ld ms", first, openib_now_ms() - t0);
+            }
+            return;
+        }
+        if (openib_now_ms() > deadline) {
+            OPENIB_VERBOSE(1, "closing: %d connection(s) still being made after %ld ms; "
+                           "closing them unfinished", left, wait_budget_ms());
+            return;
+        }
+        (void) openib_connect_progress(false); /* the CPCs' events and timers */
     }
 }
 

@@ -9,6 +9,12 @@
 
 #include "btl_openib/btl_openib_frag.h"
 
+/* Before a batch is quiesced (del_procs, finalize; never from inside a CPC
+ * callback, since it runs the CPCs' progress): let the connections of the
+ * n endpoints that are still being made finish, bounded like the rest, so
+ * that each can say goodbye. */
+void openib_endpoints_settle(mca_btl_openib_endpoint_t **eps, int n);
+
 /* Say goodbye to the peers, flush every QP of the n endpoints (NULLs are
  * skipped) and poll until all their work requests have completed
  * (bounded). After it nothing in a CQ refers to them, their QPs may be
