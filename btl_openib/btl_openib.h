@@ -265,6 +265,8 @@ struct mca_btl_base_endpoint_t {
     bool closing;                        /* being torn down: nothing new is posted */
     bool quiesced;                       /* its QPs' work is all completed (teardown) */
     int markers;                         /* teardown markers not completed yet */
+    bool iwarp_broken;                   /* closing, an iWARP QP reported an error
+                                          * (btl_openib_teardown.c, wait_markers) */
     opal_list_t marker_frags;            /* every marker of this connection, until its
                                             QPs are destroyed (btl_openib_teardown.c) */
     int32_t rdma_outstanding;            /* put/get/atomics not yet completed */

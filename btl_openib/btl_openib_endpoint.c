@@ -278,7 +278,7 @@ int openib_endpoint_reset(mca_btl_openib_endpoint_t *ep)
     ep->send_seq = ep->recv_seq = 0;
     ep->cts_wait = 0;
     ep->cts_established = false;
-    ep->closing = ep->quiesced = false;
+    ep->closing = ep->quiesced = ep->iwarp_broken = false;
     ep->markers = 0;
     ep->peer_mailbox_addr = 0;
     ep->peer_mailbox_rkey = 0;

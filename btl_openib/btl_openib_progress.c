@@ -228,6 +228,9 @@ static void handle_error(mca_btl_openib_module_t *m, const struct openib_complet
                              "posted for a send)");
     } else if (c->status == IBV_WC_WR_FLUSH_ERR || (ep && ep->closing)) {
         /* QP going down: complete quietly, the async/teardown path reports. */
+        if (ep && ep->closing && IBV_TRANSPORT_IWARP == m->dev->ctx->device->transport_type) {
+            ep->iwarp_broken = true; /* teardown waits no more for it */
+        }
     } else if (ep && openib_endpoint_peer_closed(ep)) {
         /* the peer said goodbye (it is finalizing): the end, not a loss */
         OPENIB_VERBOSE(10, "%s closed its side: %s", ep->desc, ibv_wc_status_str(c->status));

@@ -295,7 +295,22 @@ static void log_qp_states(const mca_btl_openib_endpoint_t *ep)
  * is out (one budget for the whole batch). For goodbyes, a peer that said
  * its own goodbye meanwhile needs ours no more: it is closing too, and its
  * QP may already be gone, so ours would only end in a retry timeout; the
- * flush collects it. */
+ * flush collects it. An endpoint whose iWARP QP reported an error while
+ * closing is not waited for either: its connection is gone, and siw
+ * completes what is still posted on it only when the QP is destroyed
+ * (release_connection drains those completions then). Both sides of a
+ * siw connection closing at once left one side waiting out the whole
+ * budget twice for that. Nor is an endpoint quiesced before (its
+ * batch's wait is over; openib_endpoint_destroy quiesces it again). */
+static int markers_awaited(const mca_btl_openib_endpoint_t *ep, bool goodbyes)
+{
+    if (NULL == ep || ep->iwarp_broken || ep->quiesced ||
+        (goodbyes && openib_endpoint_peer_closed(ep))) {
+        return 0;
+    }
+    return ep->markers;
+}
+
 static void wait_markers(mca_btl_openib_endpoint_t **eps, int n, bool goodbyes, const char *what)
 {
     long deadline = openib_now_ms() + wait_budget_ms();
@@ -303,16 +318,14 @@ static void wait_markers(mca_btl_openib_endpoint_t **eps, int n, bool goodbyes, 
 
     for (;;) {
         for (i = 0, left = 0; i < n; ++i) {
-            if (eps[i] && !(goodbyes && openib_endpoint_peer_closed(eps[i]))) {
-                left += eps[i]->markers;
-            }
+            left += markers_awaited(eps[i], goodbyes);
         }
         if (0 == left) {
             return;
         }
         for (i = 0; i < n; ++i) {
             /* each module once is enough; a module polled twice costs nothing */
-            if (eps[i] && eps[i]->markers) {
+            if (markers_awaited(eps[i], goodbyes)) {
                 (void) openib_progress_cq(eps[i]->module);
             }
         }
@@ -320,7 +333,7 @@ static void wait_markers(mca_btl_openib_endpoint_t **eps, int n, bool goodbyes, 
             OPENIB_VERBOSE(1, "closing %d endpoint(s): %d %s did not complete within %ld ms; going on",
                            n, left, what, wait_budget_ms());
             for (i = 0; i < n; ++i) {
-                if (eps[i] && eps[i]->markers) {
+                if (markers_awaited(eps[i], goodbyes)) {
                     log_qp_states(eps[i]);
                 }
             }

@@ -7,8 +7,9 @@
 # (btl_openib_teardown.c) it closed that endpoint without a goodbye and
 # the initiator, still in MPI_Finalize, reported a lost connection: 5 of
 # 39 runs. Each run must exit 0 with the bench's verification PASSED and
-# no lost connection. Run times are noted: a run of about 40 s instead of
-# 10 waited out siw teardown budgets (README, "Still open there").
+# no lost connection. Run times are noted: runs took about 40 s instead
+# of 10 while teardown waited out its budget for work siw completes only
+# at QP destruction (README, the fix of 2026-12-04).
 # devices: rxe,siw
 # stress: yes
 # timeout: 1800
