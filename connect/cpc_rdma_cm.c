@@ -46,9 +46,6 @@
  * nothing on any device we know and costs responder resources (the BTL
  * caps its InfiniBand QPs the same way, btl_openib_qp_state.c). */
 #define RCM_RD_ATOMIC_MAX 16
-/* Listener ports to try when the host's TCP holds the one the rdma_cm
- * picked (iWARP only; see the loop in rcm_query). */
-#define RCM_LISTEN_PORT_TRIES 8
 
 struct rcm_params rcm_params = {
     .port = 0,
@@ -166,13 +163,13 @@ static int rcm_query(const struct openib_cpc_port *port, int priority,
             break;
         }
         /* iWARP over the host's TCP (siw, or no iwpmd): the port the rdma_cm
-         * picked may be the host TCP's (cpc_rdma_cm_iwarp.c,
-         * RCM_QP_PORT_TRIES); any free port will do, so another is tried. */
-        if (EADDRINUSE == errno && 0 == rcm_params.port && tries < RCM_LISTEN_PORT_TRIES) {
+         * picked may be the host TCP's (RCM_PORT_TRIES, cpc_rdma_cm.h); any
+         * free port will do, so another is tried. */
+        if (EADDRINUSE == errno && 0 == rcm_params.port && tries < RCM_PORT_TRIES) {
             openib_cpc_log(10, "openib: rdma_cm: listener port %u on %s is in use in the "
                            "host's TCP; trying another (try %d of %d)",
                            ntohs(rdma_get_src_port(mod->listen_id)), ip, tries + 1,
-                           RCM_LISTEN_PORT_TRIES);
+                           RCM_PORT_TRIES);
             rdma_destroy_id(mod->listen_id);
             continue;
         }

@@ -43,9 +43,10 @@
  * depths come from the device's limits (the responder's no more than the
  * initiator offers). When every QP is up, the handshake's connection goes
  * and the BTL hears connect_established: the initiator sends first on
- * every QP (MPA's rule, module uses_cts; btl_openib_cts.h). A QP connect
- * whose local port the host's TCP holds fails at once with the QP untouched
- * and is tried again from another port (RCM_QP_PORT_TRIES). Limits: a
+ * every QP (MPA's rule, module uses_cts; btl_openib_cts.h). A connect
+ * (the handshake's or a QP's) whose local port the host's TCP holds fails
+ * at once with nothing sent and is tried again from another port
+ * (RCM_PORT_TRIES, cpc_rdma_cm.h). Limits: a
  * refused or failed QP connection fails the endpoint (no retry: its QP is
  * in error), and a responder whose listener thread answers a QREQ with
  * BUSY (it left MPI right after accepting the handshake) fails it too.

@@ -69,7 +69,8 @@ struct rcm_ep {
     uint8_t qup;                 /* bit q: QP q's connection is established */
     bool iw_initiator;           /* we sent the QP requests: we send first */
     uint8_t qport_busy[OPENIB_CPC_MAX_QPS]; /* initiator: QP q's connects that met a
-                                               local port in use (cpc_rdma_cm_iwarp.c) */
+                                               local port in use (rcm_port_taken) */
+    uint8_t hport_busy;          /* the same, for the handshake's own connection */
     bool recvs_posted;
     int active_index;            /* in rcm.active while a handshake is under way, else -1 */
     int all_index;               /* in rcm.all while the endpoint exists */
@@ -154,6 +155,14 @@ uint32_t rcm_wire_qpn(const struct rcm_ep *e, uint32_t qpn) CPC_HIDDEN;
 /* iWARP: the handshake connection's own QP on id. OPAL_SUCCESS, or an
  * OPAL code with librdmacm's reason left in errno. */
 int rcm_handshake_qp(struct rdma_cm_id *id) CPC_HIDDEN;
+/* iWARP: rdma_connect on e failed with err. True when the local port was
+ * taken in the host's TCP and another may be tried (*tries counts them);
+ * the caller then drops its cm_id and starts again on a fresh one. */
+bool rcm_port_taken(const struct rcm_ep *e, struct rdma_cm_id *id, int err, uint8_t *tries,
+                    const char *what) CPC_HIDDEN;
+/* For rdma_connect's failure: "" or why a port taken every time is the
+ * host's port range, not the peer. */
+const char *rcm_port_hint(const struct rcm_ep *e, int err) CPC_HIDDEN;
 /* Our receives, posted once. */
 int rcm_post_recvs_once(struct rcm_ep *e) CPC_HIDDEN;
 /* iWARP initiator, handshake done: connect each QP. */

@@ -154,9 +154,20 @@ static void send_req(struct rcm_ep *e)
     p.private_data_len = (uint8_t) len;
     p.qp_num = q.qpn[0];
     if (0 != rdma_connect(e->act_id, &p)) {
-        rcm_retry(e, "rdma_connect failed: %s", strerror(errno));
+        int err = errno;
+
+        if (rcm_port_taken(e, e->act_id, err, &e->hport_busy, "handshake")) {
+            /* the same chunk again at once, from another port: the peer
+             * saw nothing and this is no failed attempt */
+            rcm_drop_id(&e->act_id);
+            rcm_start_attempt(e);
+            return;
+        }
+        e->hport_busy = 0;
+        rcm_retry(e, "rdma_connect failed: %s%s", strerror(err), rcm_port_hint(e, err));
         return;
     }
+    e->hport_busy = 0;
     e->st = RS_REQ_SENT;
     e->step_ms = openib_now_ms() + rcm_step_timeout_ms();
     RCM_LOG(e, "REQ chunk %d/%d sent (%u bytes)", e->next_chunk + 1, n,

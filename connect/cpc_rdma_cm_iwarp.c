@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <rdma/rdma_cma.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "opal/constants.h"
@@ -88,15 +89,26 @@ int rcm_post_recvs_once(struct rcm_ep *e)
     return rc;
 }
 
-/* How many times one QP's connection may meet a local port in use. The
- * rdma_cm picks the local port in its own port space; an iWARP device that
- * runs its connections over the host's TCP (siw; any, when no iWARP port
- * mapper, iwpmd, keeps the two spaces apart) then binds a TCP socket to
- * it, and that fails when the host's TCP holds the port (a listener, a
- * socket of an earlier connection in TIME_WAIT). rdma_connect then fails
- * at once, nothing was sent and the QP was not touched: a fresh cm_id gets
- * another port. Eight times in a row is no collision any more. */
-#define RCM_QP_PORT_TRIES 8
+bool rcm_port_taken(const struct rcm_ep *e, struct rdma_cm_id *id, int err, uint8_t *tries,
+                    const char *what)
+{
+    if (!e->mod->iwarp || (EADDRINUSE != err && EADDRNOTAVAIL != err) ||
+        ++*tries >= RCM_PORT_TRIES) {
+        return false;
+    }
+    RCM_LOG(e, "%s: local port %u is in use in the host's TCP (%s); connecting from another "
+            "(try %d of %d)", what, ntohs(rdma_get_src_port(id)), strerror(err), *tries + 1,
+            RCM_PORT_TRIES);
+    return true;
+}
+
+const char *rcm_port_hint(const struct rcm_ep *e, int err)
+{
+    return e->mod->iwarp && (EADDRINUSE == err || EADDRNOTAVAIL == err)
+               ? " (the local port was in use in the host's TCP at every try: widen "
+                 "net.ipv4.ip_local_port_range or run iwpmd)"
+               : "";
+}
 
 /* Initiator, QP q: a cm_id of its own, its address resolution started. */
 static void qp_resolve(struct rcm_ep *e, int q)
@@ -163,19 +175,17 @@ static void qp_send_req(struct rcm_ep *e, int q)
     p.qp_num = mine.qpn[q];
     if (0 != rdma_connect(e->qid[q], &p)) {
         int err = errno;
-        bool port_taken = EADDRINUSE == err || EADDRNOTAVAIL == err;
+        char what[16];
 
-        if (port_taken && ++e->qport_busy[q] < RCM_QP_PORT_TRIES) {
-            RCM_LOG(e, "QP %d: local port %u is in use in the host's TCP (%s); connecting "
-                    "from another (try %d of %d)", q, ntohs(rdma_get_src_port(e->qid[q])),
-                    strerror(err), e->qport_busy[q] + 1, RCM_QP_PORT_TRIES);
+        snprintf(what, sizeof(what), "QP %d", q);
+        if (rcm_port_taken(e, e->qid[q], err, &e->qport_busy[q], what)) {
             rcm_drop_id(&e->qid[q]);
             e->step_ms = openib_now_ms() + rcm_step_timeout_ms();
             qp_resolve(e, q);
             return;
         }
         rcm_fail(e, OPAL_ERR_UNREACH, "rdma_connect for QP %d failed: %s%s", q, strerror(err),
-                 port_taken ? " (a local port in use in the host's TCP, every time)" : "");
+                 rcm_port_hint(e, err));
         return;
     }
     RCM_LOG(e, "QP %d: request sent", q);
