@@ -28,6 +28,8 @@
 #include "opal/mca/event/event.h"
 #include "opal/runtime/opal_progress_threads.h"
 
+#include "common/openib_evthread.h"
+
 #include "connect/cpc_oob_channel_int.h"
 #include "connect/cpc_oob_params.h"
 #include "wire/oob_wire.h"
@@ -353,29 +355,11 @@ static int start_thread(void)
     return OPAL_SUCCESS;
 }
 
-static void on_tick(int fd, short what, void *arg)
-{
-    (void) fd;
-    (void) what;
-    (void) arg;
-}
-
 /* The thread stopped first (joined), so nothing runs a callback while its
- * events go. Open MPI's pause ends the thread's loop with a loopbreak,
- * which is lost when it lands between two turns of the loop (a new turn
- * clears it): the thread would then sleep in the base until its next
- * event, and the join with it. A tick every 10 ms ends each turn, so the
- * thread sees that it is to stop within one tick whatever became of the
- * loopbreak. */
+ * events go. */
 static void stop_thread(void)
 {
-    struct timeval every = { .tv_sec = 0, .tv_usec = 10000 };
-    opal_event_t tick;
-
-    opal_event_set(ps.base, &tick, -1, OPAL_EV_PERSIST, on_tick, NULL);
-    opal_event_add(&tick, &every);
-    (void) opal_progress_thread_pause(thread_name);
-    opal_event_del(&tick);
+    openib_evthread_pause(thread_name, ps.base);
     drop_events();
     opal_event_del(&ps.wake);
     opal_event_del(&ps.next);

@@ -38,24 +38,28 @@
  * acknowledged, so after it, rcm_listen_forget() (taking the lock) sees
  * every request of that listener that can ever be queued. Calls that may
  * wait (reject, destroy, migrate) are made without the lock, by both
- * threads. The thread sleeps in poll() while nothing is queued; with
- * requests queued it wakes when the oldest one's grace runs out.
+ * threads. The thread is an Open MPI progress thread of its own
+ * (common/openib_evthread.h): it sleeps in its event base while nothing
+ * is queued; with requests queued it wakes when the oldest one's grace
+ * runs out.
  */
 #include "opal_config.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <rdma/rdma_cma.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "opal/constants.h"
+#include "opal/mca/event/event.h"
+#include "opal/runtime/opal_progress_threads.h"
+
+#include "common/openib_evthread.h"
 
 #include "connect/cpc_active.h"
 #include "connect/cpc_rdma_cm.h"
@@ -69,6 +73,9 @@
 #define RCM_BUSY_GRACE_MS 250
 /* Requests waiting for the MPI thread; past that, "busy" at once. */
 #define RCM_QUEUE_MAX 256
+/* One progress thread of Open MPI's for the listeners of every port. */
+static const char thread_name[] = "openib rdma_cm listener";
+
 /* Events read per wake-up, so answers never wait long for the lock. */
 #define RCM_READ_MAX 64
 
@@ -80,16 +87,16 @@ struct pending {
 
 static struct {
     pthread_mutex_t lock;
-    pthread_t thread;
+    opal_event_base_t *base;       /* the listener thread's */
+    opal_event_t readable;         /* the channel has events */
+    opal_event_t timer;            /* the oldest request's grace runs out */
     struct rdma_event_channel *ch;
-    int wake_fd;
     int refs;
-    volatile int stop;
     struct pending *q;             /* oldest first */
     int n;
     int count;                     /* n, read without the lock (atomics) */
     uint8_t local_id[RCM_ID_LEN];  /* zeros until the first endpoint */
-} lst = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake_fd = -1 };
+} lst = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* with lst.lock held: take out request i */
 static void take(int i, struct pending *out)
@@ -180,61 +187,57 @@ static int read_events(struct rdma_cm_id **busy, int nbusy)
     return nbusy;
 }
 
-static void *listen_main(void *arg)
+static void arm_timer(void);
+
+/* The listener thread, on either event: what the channel has, then every
+ * request whose grace ran out answered "busy". */
+static void on_listen_event(int fd, short what, void *arg)
 {
     struct rdma_cm_id *busy[2 * RCM_READ_MAX];
     uint8_t local_id[RCM_ID_LEN];
+    int nbusy = 0, i;
+    long t;
 
+    (void) fd;
     (void) arg;
-    while (!__atomic_load_n(&lst.stop, __ATOMIC_ACQUIRE)) {
-        struct pollfd pfd[2] = {
-            { .fd = lst.ch->fd, .events = POLLIN },
-            { .fd = lst.wake_fd, .events = POLLIN },
-        };
-        int timeout = -1, nbusy = 0, i;
-        long t;
-
-        pthread_mutex_lock(&lst.lock);
-        i = oldest_busy_candidate();
-        if (i >= 0) {
-            long wait = lst.q[i].at_ms + RCM_BUSY_GRACE_MS - openib_now_ms();
-            timeout = wait < 0 ? 0 : (int) wait;
-        }
-        pthread_mutex_unlock(&lst.lock);
-        if (poll(pfd, 2, timeout) < 0 && EINTR != errno) {
-            continue;
-        }
-        if (pfd[1].revents & POLLIN) {
-            uint64_t v;
-            ssize_t r = read(lst.wake_fd, &v, sizeof(v));
-            (void) r;
-        }
-        pthread_mutex_lock(&lst.lock);
-        if (pfd[0].revents & POLLIN) {
-            nbusy = read_events(busy, 0);
-        }
-        t = openib_now_ms();
-        while (nbusy < (int) (sizeof(busy) / sizeof(busy[0])) &&
-               (i = oldest_busy_candidate()) >= 0 && t - lst.q[i].at_ms >= RCM_BUSY_GRACE_MS) {
-            struct pending p;
-            take(i, &p);
-            busy[nbusy++] = p.ev.id; /* ours now: the MPI thread did not take it */
-        }
-        memcpy(local_id, lst.local_id, sizeof(local_id));
-        pthread_mutex_unlock(&lst.lock);
-        for (i = 0; i < nbusy; ++i) {
-            answer_busy(busy[i], local_id);
-        }
+    pthread_mutex_lock(&lst.lock);
+    if (what & OPAL_EV_READ) {
+        nbusy = read_events(busy, 0);
     }
-    return NULL;
+    t = openib_now_ms();
+    while (nbusy < (int) (sizeof(busy) / sizeof(busy[0])) &&
+           (i = oldest_busy_candidate()) >= 0 && t - lst.q[i].at_ms >= RCM_BUSY_GRACE_MS) {
+        struct pending p;
+        take(i, &p);
+        busy[nbusy++] = p.ev.id; /* ours now: the MPI thread did not take it */
+    }
+    memcpy(local_id, lst.local_id, sizeof(local_id));
+    pthread_mutex_unlock(&lst.lock);
+    for (i = 0; i < nbusy; ++i) {
+        answer_busy(busy[i], local_id);
+    }
+    arm_timer();
 }
 
-static void wake(void)
+/* On the listener thread: with requests queued, wake when the oldest
+ * one's grace runs out; else sleep until the channel has something. */
+static void arm_timer(void)
 {
-    uint64_t one = 1;
-    ssize_t r = write(lst.wake_fd, &one, sizeof(one));
+    long wait = -1;
+    int i;
 
-    (void) r;
+    pthread_mutex_lock(&lst.lock);
+    i = oldest_busy_candidate();
+    if (i >= 0) {
+        wait = lst.q[i].at_ms + RCM_BUSY_GRACE_MS - openib_now_ms();
+        wait = wait < 0 ? 0 : wait;
+    }
+    pthread_mutex_unlock(&lst.lock);
+    opal_event_evtimer_del(&lst.timer);
+    if (wait >= 0) {
+        struct timeval tv = { .tv_sec = wait / 1000, .tv_usec = (wait % 1000) * 1000 };
+        opal_event_evtimer_add(&lst.timer, &tv);
+    }
 }
 
 struct rdma_event_channel *rcm_listen_get(char *why, size_t why_len)
@@ -258,26 +261,25 @@ struct rdma_event_channel *rcm_listen_get(char *why, size_t why_len)
         goto err_ch;
     }
     lst.q = calloc(RCM_QUEUE_MAX, sizeof(*lst.q));
-    lst.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (NULL == lst.q || lst.wake_fd < 0) {
-        snprintf(why, why_len, "out of memory or file descriptors for the rdma_cm listener");
-        goto err_q;
+    if (NULL == lst.q) {
+        snprintf(why, why_len, "out of memory for the rdma_cm listener");
+        goto err_ch;
     }
     lst.n = 0;
     lst.count = 0;
-    lst.stop = 0;
-    if (0 != pthread_create(&lst.thread, NULL, listen_main, NULL)) {
+    lst.base = opal_progress_thread_init(thread_name);
+    if (NULL == lst.base) {
         snprintf(why, why_len, "cannot start the rdma_cm listener thread");
         goto err_q;
     }
+    opal_event_set(lst.base, &lst.readable, lst.ch->fd, OPAL_EV_READ | OPAL_EV_PERSIST,
+                   on_listen_event, NULL);
+    opal_event_evtimer_set(lst.base, &lst.timer, on_listen_event, NULL);
+    opal_event_add(&lst.readable, NULL);
     lst.refs = 1;
     return lst.ch;
 
 err_q:
-    if (lst.wake_fd >= 0) {
-        close(lst.wake_fd);
-        lst.wake_fd = -1;
-    }
     free(lst.q);
     lst.q = NULL;
 err_ch:
@@ -293,9 +295,11 @@ void rcm_listen_put(void)
     if (lst.refs <= 0 || --lst.refs > 0) {
         return;
     }
-    __atomic_store_n(&lst.stop, 1, __ATOMIC_RELEASE);
-    wake();
-    pthread_join(lst.thread, NULL);
+    openib_evthread_pause(thread_name, lst.base);
+    opal_event_del(&lst.readable);
+    opal_event_evtimer_del(&lst.timer);
+    (void) opal_progress_thread_finalize(thread_name);
+    lst.base = NULL;
     /* Every listener is gone (its module destroyed it): what is left are
      * requests nobody answered; destroying one refuses it. */
     for (i = 0; i < lst.n; ++i) {
@@ -305,8 +309,6 @@ void rcm_listen_put(void)
     lst.count = 0;
     free(lst.q);
     lst.q = NULL;
-    close(lst.wake_fd);
-    lst.wake_fd = -1;
     rdma_destroy_event_channel(lst.ch);
     lst.ch = NULL;
 }
