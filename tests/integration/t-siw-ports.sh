@@ -37,19 +37,29 @@ ready=$OPENIB_TEST_TMP/blocker.ready
 python3 - "$lo" "$hi" "$ready" <<'PY' &
 import socket, sys, time
 lo, hi, ready = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-held = []
+held, busy = [], 0
 for port in range(lo, hi + 1, 3):
+    # SO_REUSEADDR: a socket in TIME_WAIT on the port (an earlier test's
+    # connection) must not stop the listener; a listening one still
+    # blocks the binds of siw, which sets it too. A port an active socket
+    # holds is left to it (counted; it may block siw's binds or not).
     s = socket.socket()
-    s.bind(("0.0.0.0", port))
-    s.listen(1)
-    held.append(s)
-open(ready, "w").write("%d\n" % len(held))
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        s.bind(("0.0.0.0", port))
+        s.listen(1)
+        held.append(s)
+    except OSError:
+        s.close()
+        busy += 1
+open(ready, "w").write("%d listening, %d in use already\n" % (len(held), busy))
 time.sleep(3600)
 PY
 blocker=$!
 for _ in $(seq 50); do [ -s "$ready" ] && break; sleep 0.2; done
 [ -s "$ready" ] || fail "the port blocker did not start"
-note "host TCP holds $(cat "$ready") of ports $lo-$hi (every third)"
+grep -q '^[1-9][0-9]* listening' "$ready" || fail "the port blocker holds no port: $(cat "$ready")"
+note "of every third port of $lo-$hi, the host's TCP holds: $(cat "$ready")"
 
 # One job, every byte and all 12 connections checked; sets qp, hs and ls.
 one_job() {
