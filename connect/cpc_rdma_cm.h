@@ -73,19 +73,19 @@ struct rcm_module {
     uint8_t max_init_rd_atom;                 /* initiator depth */
 };
 
-/* How many times one connection (or a listener) may meet a local port in use. The rdma_cm
- * picks the local port at random in its own port space; an iWARP device
- * that runs its connections over the host's TCP (siw; any, when no iWARP
- * port mapper, iwpmd, keeps the two spaces apart) then binds a TCP socket
- * to it and connects, which fails when the host's TCP holds the port (a
- * listener) or the same address pair (a socket of an earlier connection in
- * TIME_WAIT, 60 s on Linux: a busy job leaves many to each peer's
- * listener). rdma_connect then fails at once: nothing was sent and the QP
- * was not touched, so a fresh cm_id, with another port, costs only a local
- * address and route resolution. With a fraction f of the range unusable,
- * N tries all fail with probability f^N: 64 keeps that negligible even
- * when most of a narrow range is held, and fails with a clear reason when
- * all of it is. */
+/* How many times one connection (or a listener) may meet a local port in
+ * use. The rdma_cm picks the local port at random in its own port space;
+ * an iWARP device that runs its connections over the host's TCP (siw; any,
+ * when no iWARP port mapper, iwpmd, keeps the two spaces apart) then binds
+ * a TCP socket to it and connects, which fails when the host's TCP holds
+ * the port (a listener) or the same address pair (a socket of an earlier
+ * connection in TIME_WAIT, 60 s on Linux: a busy job leaves many to each
+ * peer's listener). rdma_connect then fails at once: nothing was sent and
+ * the QP was not touched, so a fresh cm_id, with another port, costs only
+ * a local address and route resolution. With a fraction f of the range
+ * unusable, N tries all fail with probability f^N: 64 keeps that
+ * negligible even when most of a narrow range is held, and fails with a
+ * clear reason when all of it is. */
 #define RCM_PORT_TRIES 64
 
 struct rcm_params {

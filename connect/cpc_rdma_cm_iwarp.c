@@ -89,11 +89,16 @@ int rcm_post_recvs_once(struct rcm_ep *e)
     return rc;
 }
 
+/* rdma_connect's err says the host's TCP holds the local port (iWARP). */
+static bool port_error(const struct rcm_ep *e, int err)
+{
+    return e->mod->iwarp && (EADDRINUSE == err || EADDRNOTAVAIL == err);
+}
+
 bool rcm_port_taken(const struct rcm_ep *e, struct rdma_cm_id *id, int err, uint8_t *tries,
                     const char *what)
 {
-    if (!e->mod->iwarp || (EADDRINUSE != err && EADDRNOTAVAIL != err) ||
-        ++*tries >= RCM_PORT_TRIES) {
+    if (!port_error(e, err) || ++*tries >= RCM_PORT_TRIES) {
         return false;
     }
     RCM_LOG(e, "%s: local port %u is in use in the host's TCP (%s); connecting from another "
@@ -104,7 +109,7 @@ bool rcm_port_taken(const struct rcm_ep *e, struct rdma_cm_id *id, int err, uint
 
 const char *rcm_port_hint(const struct rcm_ep *e, int err)
 {
-    return e->mod->iwarp && (EADDRINUSE == err || EADDRNOTAVAIL == err)
+    return port_error(e, err)
                ? " (the local port was in use in the host's TCP at every try: widen "
                  "net.ipv4.ip_local_port_range or run iwpmd)"
                : "";
