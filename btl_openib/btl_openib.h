@@ -270,6 +270,8 @@ struct mca_btl_base_endpoint_t {
     opal_list_t marker_frags;            /* every marker of this connection, until its
                                             QPs are destroyed (btl_openib_teardown.c) */
     int32_t rdma_outstanding;            /* put/get/atomics not yet completed */
+    struct openib_refusal refused;       /* the last RDMA refused for its handle
+                                            (btl_openib_rdma.c, remote_covered) */
     bool stalled;
     int index;                           /* in module->endpoints */
     /* Credit mailbox: the peer RDMA-writes its `reposted` counters here. */

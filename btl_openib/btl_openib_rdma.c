@@ -207,20 +207,61 @@ static int loopback_atomic(mca_btl_openib_module_t *m, void *local, uint64_t rem
     return OPAL_SUCCESS;
 }
 
-/* Whether the peer's handle registers [remote, remote + size). An operation
- * outside it would end in a remote access error, which on RC takes the
- * queue pair (and every other operation on it) down; refused here, it
- * fails alone and the caller hears why. */
-static bool remote_covered(const mca_btl_base_endpoint_t *ep,
-                           const mca_btl_base_registration_handle_t *rh, uint64_t remote,
-                           size_t size, const char *what)
+/* A refused operation retried unchanged: said once; at the
+ * OPENIB_REFUSED_RETRIES-th retry the caller loops, and the job ends with
+ * why (the PML's error callback) instead of hanging. Returns whether this
+ * one repeats the last. */
+static bool refused_again(mca_btl_base_endpoint_t *ep, const void *rh, uint64_t remote,
+                          size_t size, const char *what)
 {
-    if (OPAL_LIKELY(openib_handle_covers(rh, remote, size))) {
+    uint32_t n = openib_refusal_note(&ep->refused, rh, remote);
+    char why[160];
+
+    if (n != OPENIB_REFUSED_RETRIES) {
+        return n > 0;
+    }
+    openib_show_help("refused-retried", true, opal_process_info.nodename, what, size,
+                     (unsigned long long) remote, ep->desc, (int) n);
+    snprintf(why, sizeof(why), "%s of %zu bytes at 0x%llx retried %d times with a handle that "
+             "does not cover it", what, size, (unsigned long long) remote, (int) n);
+    if (ep->module->error_cb) {
+        OPENIB_CALLOUT(ep->module->error_cb(&ep->module->super, MCA_BTL_ERROR_FLAGS_FATAL,
+                                            ep->proc, why));
+    }
+    return true;
+}
+
+/* Whether the peer's handle rh registers [remote, remote + size); if so,
+ * *rkey is its rkey, from the one copy that was checked. An operation
+ * outside the range, or with a handle copied while it changed (see
+ * openib_handle_check), would end in a remote access error, which on RC
+ * takes the queue pair (and every other operation on it) down; refused
+ * here, it fails alone and the caller hears why. */
+static bool remote_covered(mca_btl_base_endpoint_t *ep,
+                           const mca_btl_base_registration_handle_t *rh, uint64_t remote,
+                           size_t size, const char *what, uint32_t *rkey)
+{
+    mca_btl_base_registration_handle_t h;
+    bool whole = openib_handle_take(rh, &h);
+
+    if (OPAL_LIKELY(whole && openib_handle_covers(&h, remote, size))) {
+        *rkey = h.rkey;
         return true;
     }
-    OPENIB_VERBOSE(1, "refused %s of %zu bytes at 0x%llx on %s: the remote handle (rkey 0x%x) "
-                   "registers 0x%llx-0x%llx only", what, size, (unsigned long long) remote, ep->desc,
-                   rh->rkey, (unsigned long long) rh->base, (unsigned long long) (rh->base + rh->len));
+    if (refused_again(ep, rh, remote, size, what)) {
+        return false;
+    }
+    if (!whole) {
+        OPENIB_VERBOSE(1, "refused %s of %zu bytes at 0x%llx on %s: the remote handle changed "
+                       "while it was read (its check word does not match its rkey 0x%x and "
+                       "range 0x%llx-0x%llx)", what, size, (unsigned long long) remote, ep->desc,
+                       h.rkey, (unsigned long long) h.base, (unsigned long long) (h.base + h.len));
+    } else {
+        OPENIB_VERBOSE(1, "refused %s of %zu bytes at 0x%llx on %s: the remote handle (rkey "
+                       "0x%x) registers 0x%llx-0x%llx only", what, size,
+                       (unsigned long long) remote, ep->desc, h.rkey,
+                       (unsigned long long) h.base, (unsigned long long) (h.base + h.len));
+    }
     return false;
 }
 
@@ -231,6 +272,7 @@ int openib_rdma(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *l
 {
     mca_btl_openib_module_t *m = (mca_btl_openib_module_t *) btl;
     openib_frag_t *f;
+    uint32_t rkey;
 
     if (OPAL_UNLIKELY(size > (op == IBV_WR_RDMA_WRITE ? btl->btl_put_limit : btl->btl_get_limit))) {
         return OPAL_ERR_NOT_AVAILABLE;
@@ -239,7 +281,8 @@ int openib_rdma(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *l
         return local_op(btl, ep, local, remote, lh, size, op, cb, ctx, data);
     }
     if (OPAL_UNLIKELY(!remote_covered(ep, rh, remote, size,
-                                      op == IBV_WR_RDMA_WRITE ? "an RDMA write" : "an RDMA read"))) {
+                                      op == IBV_WR_RDMA_WRITE ? "an RDMA write" : "an RDMA read",
+                                      &rkey))) {
         return OPAL_ERR_BAD_PARAM;
     }
     f = rdma_frag(m, ep, local, size, lh, cb, ctx, data);
@@ -248,7 +291,7 @@ int openib_rdma(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *l
     }
     f->swr.opcode = op;
     f->swr.wr.rdma.remote_addr = remote;
-    f->swr.wr.rdma.rkey = rh->rkey;
+    f->swr.wr.rdma.rkey = rkey;
     if (OPAL_UNLIKELY(lh && (lh->flags & OPENIB_HANDLE_BOUNCE))) {
         int rc = stage_bounce(m, f, size, op);
         if (OPAL_SUCCESS != rc) {
@@ -274,6 +317,7 @@ static int atomic_common(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep
 {
     mca_btl_openib_module_t *m = (mca_btl_openib_module_t *) btl;
     openib_frag_t *f;
+    uint32_t rkey;
 
     if ((flags & MCA_BTL_ATOMIC_FLAG_32BIT) || (lh && (lh->flags & OPENIB_HANDLE_BOUNCE))) {
         return OPAL_ERR_NOT_SUPPORTED; /* verbs atomics: 64-bit, on host memory */
@@ -289,10 +333,10 @@ static int atomic_common(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep
         if (OPAL_SUCCESS != rc) {
             return rc;
         }
-        rh = f->target_reg;
+        rkey = f->target_reg->rkey;
         ep = f->ep;
     } else {
-        if (OPAL_UNLIKELY(!remote_covered(ep, rh, remote, 8, "an atomic"))) {
+        if (OPAL_UNLIKELY(!remote_covered(ep, rh, remote, 8, "an atomic", &rkey))) {
             return OPAL_ERR_BAD_PARAM;
         }
         f = rdma_frag(m, ep, local, 8, lh, cb, ctx, data);
@@ -302,7 +346,7 @@ static int atomic_common(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep
     }
     f->swr.opcode = op;
     f->swr.wr.atomic.remote_addr = remote;
-    f->swr.wr.atomic.rkey = rh->rkey;
+    f->swr.wr.atomic.rkey = rkey;
     f->swr.wr.atomic.compare_add = a;
     f->swr.wr.atomic.swap = b;
     m->stats.atomics++;

@@ -58,9 +58,9 @@ static int reg_mem(void *reg_data, void *base, size_t size, mca_rcache_base_regi
     reg->handle.rkey = reg->reg.mr->rkey;
     reg->handle.lkey = reg->reg.mr->lkey;
     reg->handle.flags = 0;
-    reg->handle.reserved = 0;
     reg->handle.base = (uintptr_t) base;
     reg->handle.len = size;
+    openib_handle_seal(&reg->handle);
     reg->reg.handle_view = &reg->handle;
     dev->reg_misses++; /* reg_mem runs only inside our register calls, under openib_lock */
     opal_atomic_add_fetch_64(&dev->reg_pinned_bytes, (int64_t) size);
@@ -186,6 +186,7 @@ mca_btl_base_registration_handle_t *openib_register_mem(mca_btl_base_module_t *b
             return NULL;
         }
         b->h.flags = OPENIB_HANDLE_BOUNCE;
+        openib_handle_seal(&b->h);
         b->iface = iface;
         b->device = device;
         return &b->h;

@@ -37,3 +37,23 @@ assert_openib_carried() {
 	fi
 	ok "openib carried the traffic of $nranks ranks; $nconn connections, every one by CPC $4"
 }
+
+# losses_follow_refusals FILE: in the output of an `mpirun --tag-output`
+# job at btl_openib_verbose >= 1, every connection that failed ("endpoint
+# rank M ... failed", tagged with the rank that lost it; the help text
+# that says so is printed by mpirun, untagged and folded) went to a rank M
+# that had refused an operation (openib's "refused an ..." line), and there
+# was at least one. Such a rank ends the job (MPI's fatal error handler);
+# while it exits its memory registrations go, and a peer's RDMA to it then
+# fails with a remote access error. A failure towards any other rank, or a
+# completion error with no endpoint failure, is a real loss.
+losses_follow_refusals() {
+	local out=$1 refusers lost m
+	refusers=$(sed -nE 's/^\[[0-9]+,([0-9]+)\]<std(out|err)>:.*openib: refused an .*/\1/p' "$out" | sort -u)
+	lost=$(sed -nE 's/^\[[0-9]+,[0-9]+\]<std(out|err)>:.*openib: endpoint rank ([0-9]+) .* failed: .*/\2/p' "$out" | sort -u)
+	[ -n "$lost" ] || return 1
+	for m in $lost; do
+		printf '%s\n' $refusers | grep -qx "$m" || return 1
+	done
+	return 0
+}
