@@ -200,30 +200,54 @@ static int apply_device_table(mca_btl_openib_module_t *m, int cqe)
     return cqe;
 }
 
-/* ob1 splits a large message across rails in proportion to btl_bandwidth:
- * the port's data rate, unless the user set btl_openib_bandwidth (or the
- * rate cannot be told: the template's value stays). */
-static void set_bandwidth(mca_btl_openib_module_t *m)
-{
-    uint32_t bw = openib_port_bandwidth(&m->port_attr);
+/* One figure ob1 weighs the rail by: the port's value, unless the user set
+ * the parameter or the port does not tell (the template's value stays). */
+struct rail_figure {
+    const char *param; /* btl_openib_<param> */
+    uint32_t *value;   /* the module's field */
+    uint32_t port;     /* from the port; 0: unknown */
+    const char *unit;
+    const char *from;  /* what the port's value came from */
+    const char *use;   /* what ob1 does with it */
+};
 
-    if (openib_params_user_set("bandwidth")) {
-        OPENIB_VERBOSE(10, "%s:%d: btl_openib_bandwidth %u Mb/s as set (the port: %u Mb/s)",
-                       m->dev->name, m->port_num, m->super.btl_bandwidth, bw);
+static void set_rail_figure(const mca_btl_openib_module_t *m, const struct rail_figure *f)
+{
+    if (openib_params_user_set(f->param)) {
+        OPENIB_VERBOSE(10, "%s:%d: btl_openib_%s %u %s as set (the port: %u %s)", m->dev->name,
+                       m->port_num, f->param, *f->value, f->unit, f->port, f->unit);
         return;
     }
-    if (0 == bw) {
-        OPENIB_VERBOSE(10, "%s:%d: port speed %u, width %u: data rate unknown; "
-                       "btl_openib_bandwidth stays %u Mb/s", m->dev->name, m->port_num,
-                       m->port_attr.active_speed, m->port_attr.active_width,
-                       m->super.btl_bandwidth);
+    if (0 == f->port) {
+        OPENIB_VERBOSE(10, "%s:%d: %s: unknown; btl_openib_%s stays %u %s", m->dev->name,
+                       m->port_num, f->from, f->param, *f->value, f->unit);
         return;
     }
-    m->super.btl_bandwidth = bw;
-    OPENIB_VERBOSE(10, "%s:%d: btl_openib_bandwidth %u Mb/s from the port (speed %u, width %u), "
-                   "ob1's weight for this rail; setting btl_openib_bandwidth overrides it",
-                   m->dev->name, m->port_num, bw, m->port_attr.active_speed,
-                   m->port_attr.active_width);
+    *f->value = f->port;
+    OPENIB_VERBOSE(10, "%s:%d: btl_openib_%s %u %s from the port (%s), %s; setting "
+                   "btl_openib_%s overrides it", m->dev->name, m->port_num, f->param, f->port,
+                   f->unit, f->from, f->use, f->param);
+}
+
+/* ob1 splits a large message across rails in proportion to btl_bandwidth,
+ * and sends first fragments only on the rails of the lowest btl_latency. */
+static void set_rail_figures(mca_btl_openib_module_t *m)
+{
+    const struct ibv_port_attr *pa = &m->port_attr;
+    char rate[48], link[48];
+    const struct rail_figure f[2] = {
+        { "bandwidth", &m->super.btl_bandwidth, openib_port_bandwidth(pa), "Mb/s", rate,
+          "ob1's weight for this rail" },
+        { "latency", &m->super.btl_latency,
+          openib_port_latency(m->dev->ctx->device->transport_type, pa->link_layer), "us", link,
+          "ob1's rank for first fragments" },
+    };
+
+    snprintf(rate, sizeof(rate), "speed %u, width %u", pa->active_speed, pa->active_width);
+    snprintf(link, sizeof(link), "transport %d, link layer %u",
+             (int) m->dev->ctx->device->transport_type, pa->link_layer);
+    set_rail_figure(m, &f[0]);
+    set_rail_figure(m, &f[1]);
 }
 
 int openib_module_init(mca_btl_openib_module_t *m)
@@ -239,7 +263,7 @@ int openib_module_init(mca_btl_openib_module_t *m)
     OBJ_CONSTRUCT(&m->stalled, opal_list_t);
     OBJ_CONSTRUCT(&m->lru, opal_list_t);
 
-    set_bandwidth(m);
+    set_rail_figures(m);
     /* openib_limits_check_port() fitted cq_size to the device */
     cqe = apply_device_table(m, cqe);
     rc = openib_cq_create(m, cqe);

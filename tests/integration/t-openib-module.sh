@@ -45,3 +45,18 @@ for bw in port 12345; do
 	fi
 done
 ok "btl_bandwidth: the port's rate (speed $speed, width $width), or the user's"
+
+# btl_latency (ob1 sends first fragments on the rails of the lowest) comes
+# from the port's kind of link: Soft-RoCE is RoCE, transport IB (0) on an
+# Ethernet link layer (2), ranked 2 us; a value the user sets stays.
+out=$OPENIB_TEST_TMP/bandwidth-port.out
+assert_grep "openib: $OPENIB_TEST_DEVICE:1: btl_openib_latency 2 us from the port \\(transport 0, link layer 2\\)" \
+	"$out" "btl_latency 2 from the port (RoCE)"
+out=$OPENIB_TEST_TMP/latency-set.out
+"${MPIRUN[@]}" --mca pml ob1 --mca btl openib,self --mca btl_openib_verbose 10 \
+	--mca btl_openib_latency 7 "$pp" -n 1 >"$out" 2>&1
+rc=$?
+[ "$rc" = 0 ] || { show "$out"; fail "latency 7: mpirun exited with status $rc"; }
+assert_grep "openib: $OPENIB_TEST_DEVICE:1: btl_openib_latency 7 us as set \\(the port: 2 us\\)" "$out" \
+	"a btl_openib_latency the user set stays"
+ok "btl_latency: the port's class (RoCE: 2 us), or the user's"

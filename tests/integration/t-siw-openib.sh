@@ -31,6 +31,8 @@ assert_grep '^pingpong: verification PASSED: [0-9]+ sizes \(0\.\.16777216 B\), 2
 	"$out" "verified ping-pong up to 16 MiB over $siw"
 assert_grep "openib: port $siw:1 CPCs usable: rdma_cm\\(40\\); declined: oob \\(iWARP port: its queue pairs are connected only by the iWARP connection manager, through the rdma_cm CPC\\), xoob \\(iWARP port" \
 	"$out" "the per-port CPC line: rdma_cm only, oob and xoob declined for iWARP"
+assert_grep "openib: $siw:1: btl_openib_latency 2 us from the port \\(transport 1, link layer [0-9]+\\)" \
+	"$out" "btl_latency 2 from the port (iWARP, ranked with RoCE)"
 n=$(count_lines "openib: CPC oob declines port $siw:1: iWARP port" "$out")
 [ "$n" -ge 2 ] || fail "oob's iWARP decline logged by $n processes (want 2)"
 grep -Eq "openib: port $rxe:1 " "$out" && fail "$rxe was used despite btl_openib_if_include $siw"

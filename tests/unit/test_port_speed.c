@@ -1,7 +1,8 @@
 /* A port's data rate (btl_bandwidth, ob1's rail weight) from its active
  * speed and width codes (ibv_port_attr): Open MPI's table for SDR to HDR,
- * NDR as twice HDR, 0 for codes nobody knows. Skipped, and said so, in a
- * build without opal/mca/common/verbs (then every rate is 0). */
+ * NDR as twice HDR, 0 for codes nobody knows; skipped, and said so, in a
+ * build without opal/mca/common/verbs (then every rate is 0). And its
+ * latency class (btl_latency) from transport and link layer. */
 #include <stdio.h>
 #include <string.h>
 
@@ -19,11 +20,26 @@ static uint32_t rate(uint8_t speed, uint8_t width)
     return openib_port_bandwidth(&a);
 }
 
+/* The latency class needs no table: checked in every build. */
+static void latency(void)
+{
+    CHECK(openib_port_latency(IBV_TRANSPORT_IB, IBV_LINK_LAYER_INFINIBAND) == 1);
+    CHECK(openib_port_latency(IBV_TRANSPORT_IB, IBV_LINK_LAYER_UNSPECIFIED) == 1);
+    CHECK(openib_port_latency(IBV_TRANSPORT_IB, IBV_LINK_LAYER_ETHERNET) == 2); /* RoCE */
+    CHECK(openib_port_latency(IBV_TRANSPORT_IWARP, IBV_LINK_LAYER_ETHERNET) == 2); /* as RoCE */
+    CHECK(openib_port_latency(IBV_TRANSPORT_IWARP, IBV_LINK_LAYER_UNSPECIFIED) == 2);
+    CHECK(openib_port_latency(IBV_TRANSPORT_IB, 77) == 0);         /* unknown link */
+    CHECK(openib_port_latency(IBV_TRANSPORT_UNKNOWN, IBV_LINK_LAYER_ETHERNET) == 0);
+    /* ob1's order: InfiniBand before RoCE and iWARP, all before tcp's 100 */
+    CHECK(openib_port_latency(IBV_TRANSPORT_IWARP, IBV_LINK_LAYER_ETHERNET) < 100);
+}
+
 int main(void)
 {
+    latency();
 #if !OPENIB_HAVE_COMMON_VERBS
-    printf("test_port_speed: built without opal/mca/common/verbs: skipped\n");
-    return 77;
+    printf("test_port_speed: built without opal/mca/common/verbs: data rates skipped\n");
+    return unit_finish("test_port_speed");
 #else
     /* width codes: 1 = 1x, 2 = 4x, 4 = 8x, 8 = 12x */
     CHECK(rate(1, 1) == 2000);     /* SDR 1x: 2.5 Gb/s, 8b/10b */
