@@ -79,8 +79,8 @@ static inline bool openib_handle_covers(const struct mca_btl_base_registration_h
  * before openib ends the job rather than let it spin: Open MPI 4.1's
  * osc/rdma retries a contiguous put or get whatever the error
  * (ompi_osc_rdma_master), so a handle it got wrong would hang the job. A
- * caller that handles the error does not retry it unchanged 1000 times;
- * 1000 retries are a few milliseconds of progress calls. */
+ * caller that handles the error does not retry it unchanged 1000 times,
+ * and osc's loop gets there within one progress call per retry. */
 #define OPENIB_REFUSED_RETRIES 1000
 
 /* The last refused operation of an endpoint: the handle's address (where

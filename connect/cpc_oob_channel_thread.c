@@ -339,7 +339,8 @@ static void on_round(int fd, short what, void *arg)
     }
 }
 
-/* Without the lock (the thread's first round takes it). */
+/* With the lock held: the thread's first round waits for it, so the
+ * events are set before any round runs. */
 static int start_thread(void)
 {
     ps.base = opal_progress_thread_init(thread_name);
@@ -371,6 +372,8 @@ int oob_chan_start(void)
 {
     int rc = OPAL_SUCCESS;
 
+    /* Held throughout, so a second caller never sees a channel counted
+     * but not started, nor one whose start is failing. */
     pthread_mutex_lock(&oob_ch.lock);
     if (oob_ch.refs++ > 0) {
         pthread_mutex_unlock(&oob_ch.lock);
@@ -378,9 +381,7 @@ int oob_chan_start(void)
     }
     oob_ch.ev = calloc(MAX_EVENTS, sizeof(*oob_ch.ev));
     oob_ch.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    pthread_mutex_unlock(&oob_ch.lock);
     if (!oob_ch.ev || oob_ch.wake_fd < 0 || OPAL_SUCCESS != start_thread()) {
-        pthread_mutex_lock(&oob_ch.lock);
         free(oob_ch.ev);
         oob_ch.ev = NULL;
         if (oob_ch.wake_fd >= 0) {
@@ -388,9 +389,9 @@ int oob_chan_start(void)
         }
         oob_ch.wake_fd = -1;
         oob_ch.refs = 0;
-        pthread_mutex_unlock(&oob_ch.lock);
         rc = OPAL_ERR_OUT_OF_RESOURCE;
     }
+    pthread_mutex_unlock(&oob_ch.lock);
     return rc;
 }
 
