@@ -13,56 +13,20 @@
 #include "mca/btl_openib_params.h"
 #include "mca/btl_openib_param_check.h"
 
-struct openib_params openib_params = {
-    .verbose = 0,
-    .if_include = NULL,
-    .if_exclude = NULL,
-    .receive_queues = NULL,
-    .cq_size = 8192,
-    .max_inline_data = -1,
-    .gid_index = -1,
-    /* 4.096 us * 2^18 = about 1.07 s per try. Shorter ACK timeouts fire
-     * spuriously when a congested fabric pauses a link (PFC, credit stalls on
-     * large IB fabrics) or a software device queues for long, and each
-     * spurious retry resends whole messages; UCX's RC default is 1 s too. A dead
-     * peer is still noticed within (ib_retry_count + 1) tries, about 9 s. */
-    .ib_timeout = 18,
-    .ib_retry_count = 7,
-    .ib_rnr_retry = 7,
-    .ib_service_level = 0,
-    .traffic_class = 0,
-    /* Per QP, so per peer: 127 WRs of up to 128 inline bytes is about
-     * 32 KiB of send queue as HCAs lay it out (64-byte blocks), 256 WRs of
-     * 512 would be 160 KiB. 127 in flight still covers a 64-message window
-     * (osu_bw) with room for ring and credit writes. 127, not 128: a
-     * provider whose ring keeps one slot empty to tell full from empty
-     * rounds max_send_wr + 1 up to a power of two (rxe), so 128 would
-     * double its queue; 127 fills the same power of two everywhere. */
-    .max_send_wr = 127,
-    .free_list_num = 64,
-    .free_list_max = -1,
-    .free_list_inc = 64,
-    /* flush waits on the device, not on the peer: a dead peer ends the
-     * operations sooner through the QP's retries (ib_timeout x retry count) */
-    .flush_timeout = 120,
-    .poll_batch = 16,
-    .eager_rdma_num = 16,
-    .max_peers = 0,
-    .eager_rdma_threshold = 16,
-    .eager_rdma_slots = 32,
-    .eager_rdma_slot_size = 2048,
-    .want_fork_support = -1,
-    .version = NULL,
-};
+/* Zero until openib_params_register sets each default from its row. */
+struct openib_params openib_params;
 
 static char openib_version_string[] = OPENIB_VERSION_STRING " (out-of-tree, for Open MPI " OPENIB_OMPI_VERSION_STRING ")";
 static char openib_default_queues[] = OPENIB_DEFAULT_RECEIVE_QUEUES;
 
+/* One row per integer parameter: its name, default, storage, level and
+ * help, so a default stands beside what it sets. */
 struct int_param {
     const char *name;
-    const char *help;
+    int dflt;
     int *storage;
     mca_base_var_info_lvl_t level;
+    const char *help;
 };
 
 /* The help line ends with the valid range from the table the start-up
@@ -78,6 +42,7 @@ static int reg_int(const struct mca_base_component_2_1_0_t *c, const struct int_
     } else {
         snprintf(desc, sizeof(desc), "%s", p->help);
     }
+    *p->storage = p->dflt;
     return mca_base_component_var_register(c, p->name, desc, MCA_BASE_VAR_TYPE_INT, NULL, 0,
                                            0, p->level, MCA_BASE_VAR_SCOPE_READONLY, p->storage);
 }
@@ -92,49 +57,63 @@ static int reg_string(const struct mca_base_component_2_1_0_t *c, const char *na
 int openib_params_register(const struct mca_base_component_2_1_0_t *c)
 {
     const struct int_param ints[] = {
-        { "verbose", "How much openib explains itself (0 = quiet, 10 = devices, ports and CPC choices, 100 = every connection step)",
-          &openib_params.verbose, OPAL_INFO_LVL_3 },
-        { "cq_size", "Completion queue entries per port (raised automatically to fit the queues)",
-          &openib_params.cq_size, OPAL_INFO_LVL_5 },
-        { "max_inline_data", "Largest message sent inline in the work request (-1 = up to 128 bytes, 48 on rxe (device table), fitted to the device; 0 = never)",
-          &openib_params.max_inline_data, OPAL_INFO_LVL_5 },
-        { "gid_index", "GID table index to use on each port (-1 = automatic: RoCE v2 IPv4 GID if present, else index 0)",
-          &openib_params.gid_index, OPAL_INFO_LVL_4 },
-        { "ib_timeout", "Local ACK timeout exponent: 4.096 us * 2^value",
-          &openib_params.ib_timeout, OPAL_INFO_LVL_5 },
-        { "ib_retry_count", "Transport retries before a queue pair fails",
-          &openib_params.ib_retry_count, OPAL_INFO_LVL_5 },
-        { "ib_rnr_retry", "Receiver-not-ready retries (7 = retry forever)",
-          &openib_params.ib_rnr_retry, OPAL_INFO_LVL_5 },
-        { "ib_service_level", "InfiniBand service level (SL) of our connections; the fabric maps it to a virtual lane (0 = the default lane)",
-          &openib_params.ib_service_level, OPAL_INFO_LVL_4 },
-        { "traffic_class", "Traffic class of our packets' routing header: on RoCE v2 the IP TOS byte, DSCP in the upper 6 bits (e.g. DSCP 26 = 104); on InfiniBand the GRH TClass when a GRH is used (0 = best effort)",
-          &openib_params.traffic_class, OPAL_INFO_LVL_4 },
-        { "max_send_wr", "Send work requests per queue pair (one is kept for credit returns)",
-          &openib_params.max_send_wr, OPAL_INFO_LVL_5 },
-        { "free_list_num", "Fragments preallocated per size class",
-          &openib_params.free_list_num, OPAL_INFO_LVL_5 },
-        { "free_list_max", "Most fragments per size class (-1 = unlimited)",
-          &openib_params.free_list_max, OPAL_INFO_LVL_5 },
-        { "free_list_inc", "Fragments added when a size class runs out",
-          &openib_params.free_list_inc, OPAL_INFO_LVL_5 },
-        { "flush_timeout", "Seconds btl_flush (MPI one-sided synchronization) waits for outstanding RDMA operations before it reports an error: a guard against a device that stops completing (a peer that does not answer ends them sooner, through the queue pair's retries). Connection attempts are bounded by btl_openib_connect_<cpc>_timeout",
-          &openib_params.flush_timeout, OPAL_INFO_LVL_5 },
-        { "poll_batch", "Completions taken per poll of a completion queue",
-          &openib_params.poll_batch, OPAL_INFO_LVL_6 },
-        { "max_peers", "Connected peers per port beyond which the least recently used idle connection is closed cleanly and reopened when needed (0 = no limit)",
-          &openib_params.max_peers, OPAL_INFO_LVL_4 },
-        { "eager_rdma_num", "Peers per port whose small messages arrive by RDMA write into a ring this process polls (0 = never; each ring is eager_rdma_slots * eager_rdma_slot_size bytes)",
-          &openib_params.eager_rdma_num, OPAL_INFO_LVL_4 },
-        { "eager_rdma_threshold", "Messages received from a peer before it is offered an eager-RDMA ring",
-          &openib_params.eager_rdma_threshold, OPAL_INFO_LVL_5 },
-        { "eager_rdma_slots", "Slots in each eager-RDMA ring",
-          &openib_params.eager_rdma_slots, OPAL_INFO_LVL_5 },
-        { "eager_rdma_slot_size", "Bytes per eager-RDMA slot; messages up to this size minus 16 (and within max_inline_data) use the ring",
-          &openib_params.eager_rdma_slot_size, OPAL_INFO_LVL_5 },
-        { "want_fork_support", "Fork support for verbs memory (the old openib's name): -1 or 0 = no, "
-          "1 = call ibv_fork_init before any verbs resource and disable openib if it fails",
-          &openib_params.want_fork_support, OPAL_INFO_LVL_4 },
+        { "verbose", 0, &openib_params.verbose, OPAL_INFO_LVL_3,
+          "How much openib explains itself (0 = quiet, 10 = devices, ports and CPC choices, 100 = every connection step)" },
+        { "cq_size", 8192, &openib_params.cq_size, OPAL_INFO_LVL_5,
+          "Completion queue entries per port (raised automatically to fit the queues)" },
+        { "max_inline_data", -1, &openib_params.max_inline_data, OPAL_INFO_LVL_5,
+          "Largest message sent inline in the work request (-1 = up to 128 bytes, 48 on rxe (device table), fitted to the device; 0 = never)" },
+        { "gid_index", -1, &openib_params.gid_index, OPAL_INFO_LVL_4,
+          "GID table index to use on each port (-1 = automatic: RoCE v2 IPv4 GID if present, else index 0)" },
+        /* 4.096 us * 2^18 = about 1.07 s per try. Shorter ACK timeouts fire
+         * spuriously when a congested fabric pauses a link (PFC, credit stalls on
+         * large IB fabrics) or a software device queues for long, and each
+         * spurious retry resends whole messages; UCX's RC default is 1 s too. A dead
+         * peer is still noticed within (ib_retry_count + 1) tries, about 9 s. */
+        { "ib_timeout", 18, &openib_params.ib_timeout, OPAL_INFO_LVL_5,
+          "Local ACK timeout exponent: 4.096 us * 2^value" },
+        { "ib_retry_count", 7, &openib_params.ib_retry_count, OPAL_INFO_LVL_5,
+          "Transport retries before a queue pair fails" },
+        { "ib_rnr_retry", 7, &openib_params.ib_rnr_retry, OPAL_INFO_LVL_5,
+          "Receiver-not-ready retries (7 = retry forever)" },
+        { "ib_service_level", 0, &openib_params.ib_service_level, OPAL_INFO_LVL_4,
+          "InfiniBand service level (SL) of our connections; the fabric maps it to a virtual lane (0 = the default lane)" },
+        { "traffic_class", 0, &openib_params.traffic_class, OPAL_INFO_LVL_4,
+          "Traffic class of our packets' routing header: on RoCE v2 the IP TOS byte, DSCP in the upper 6 bits (e.g. DSCP 26 = 104); on InfiniBand the GRH TClass when a GRH is used (0 = best effort)" },
+        /* Per QP, so per peer: 127 WRs of up to 128 inline bytes is about
+         * 32 KiB of send queue as HCAs lay it out (64-byte blocks), 256 WRs of
+         * 512 would be 160 KiB. 127 in flight still covers a 64-message window
+         * (osu_bw) with room for ring and credit writes. 127, not 128: a
+         * provider whose ring keeps one slot empty to tell full from empty
+         * rounds max_send_wr + 1 up to a power of two (rxe), so 128 would
+         * double its queue; 127 fills the same power of two everywhere. */
+        { "max_send_wr", 127, &openib_params.max_send_wr, OPAL_INFO_LVL_5,
+          "Send work requests per queue pair (one is kept for credit returns)" },
+        { "free_list_num", 64, &openib_params.free_list_num, OPAL_INFO_LVL_5,
+          "Fragments preallocated per size class" },
+        { "free_list_max", -1, &openib_params.free_list_max, OPAL_INFO_LVL_5,
+          "Most fragments per size class (-1 = unlimited)" },
+        { "free_list_inc", 64, &openib_params.free_list_inc, OPAL_INFO_LVL_5,
+          "Fragments added when a size class runs out" },
+        /* flush waits on the device, not on the peer: a dead peer ends the
+         * operations sooner through the QP's retries (ib_timeout x retry count) */
+        { "flush_timeout", 120, &openib_params.flush_timeout, OPAL_INFO_LVL_5,
+          "Seconds btl_flush (MPI one-sided synchronization) waits for outstanding RDMA operations before it reports an error: a guard against a device that stops completing (a peer that does not answer ends them sooner, through the queue pair's retries). Connection attempts are bounded by btl_openib_connect_<cpc>_timeout" },
+        { "poll_batch", 16, &openib_params.poll_batch, OPAL_INFO_LVL_6,
+          "Completions taken per poll of a completion queue" },
+        { "max_peers", 0, &openib_params.max_peers, OPAL_INFO_LVL_4,
+          "Connected peers per port beyond which the least recently used idle connection is closed cleanly and reopened when needed (0 = no limit)" },
+        { "eager_rdma_num", 16, &openib_params.eager_rdma_num, OPAL_INFO_LVL_4,
+          "Peers per port whose small messages arrive by RDMA write into a ring this process polls (0 = never; each ring is eager_rdma_slots * eager_rdma_slot_size bytes)" },
+        { "eager_rdma_threshold", 16, &openib_params.eager_rdma_threshold, OPAL_INFO_LVL_5,
+          "Messages received from a peer before it is offered an eager-RDMA ring" },
+        { "eager_rdma_slots", 32, &openib_params.eager_rdma_slots, OPAL_INFO_LVL_5,
+          "Slots in each eager-RDMA ring" },
+        { "eager_rdma_slot_size", 2048, &openib_params.eager_rdma_slot_size, OPAL_INFO_LVL_5,
+          "Bytes per eager-RDMA slot; messages up to this size minus 16 (and within max_inline_data) use the ring" },
+        { "want_fork_support", -1, &openib_params.want_fork_support, OPAL_INFO_LVL_4,
+          "Fork support for verbs memory (the old openib's name): -1 or 0 = no, "
+          "1 = call ibv_fork_init before any verbs resource and disable openib if it fails" },
     };
     size_t i;
     int rc;
