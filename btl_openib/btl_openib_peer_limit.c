@@ -142,12 +142,13 @@ void openib_peer_limit_check(mca_btl_openib_module_t *m)
     m->over_limit = connected_peers(m) > openib_params.max_peers;
 }
 
-static void resume(mca_btl_openib_endpoint_t *ep)
+/* The close we asked for is off: connected again, and what queued
+ * meanwhile goes now. */
+static void unpark(mca_btl_openib_endpoint_t *ep)
 {
     ep->park = OPENIB_PARK_NONE;
     (void) openib_lazy_connected(&ep->conn); /* CONNECTED, queued sends go */
     openib_lru_link_newest(ep);
-    ep->module->over_limit = true;            /* try another one later */
 }
 
 void openib_peer_limit_on_msg(mca_btl_openib_endpoint_t *ep, uint8_t tag)
@@ -163,9 +164,7 @@ void openib_peer_limit_on_msg(mca_btl_openib_endpoint_t *ep, uint8_t tag)
             }
             /* theirs: answer as if we had not asked (what queued meanwhile
              * goes now, and then we are not idle: not now) */
-            ep->park = OPENIB_PARK_NONE;
-            (void) openib_lazy_connected(&ep->conn);
-            openib_lru_link_newest(ep);
+            unpark(ep);
         }
         if (idle(ep) && m->num_parking < OPENIB_MAX_PARKING &&
             OPAL_SUCCESS == openib_send_ctl(ep, OPENIB_TAG_CLOSE_ACK, NULL, 0, true)) {
@@ -176,14 +175,16 @@ void openib_peer_limit_on_msg(mca_btl_openib_endpoint_t *ep, uint8_t tag)
         }
         break;
     case OPENIB_TAG_CLOSE_ACK:
-        if (OPENIB_PARK_ASKED == ep->park) {
-            park(ep, OPENIB_PARK_CLOSER);
-        }
-        break;
     case OPENIB_TAG_CLOSE_NACK:
-        if (OPENIB_PARK_ASKED == ep->park) {
+        if (OPENIB_PARK_ASKED != ep->park) {
+            break; /* no request of ours is waiting for this answer */
+        }
+        if (OPENIB_TAG_CLOSE_ACK == tag) {
+            park(ep, OPENIB_PARK_CLOSER);
+        } else {
             OPENIB_VERBOSE(100, "%s: the peer is busy; the connection stays", ep->desc);
-            resume(ep);
+            unpark(ep);
+            m->over_limit = true; /* try another one later */
         }
         break;
     default:
