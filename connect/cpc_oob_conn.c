@@ -26,21 +26,21 @@ struct openib_cpc_active oob_cpc_active = OPENIB_CPC_ACTIVE_INIT(struct oob_ep, 
 int oob_cpc_encode(uint8_t *buf, struct oob_ep *e, enum oob_type type, uint16_t reason,
                    const struct openib_cpc_qp_info *q, const uint8_t *echo, uint8_t *nonce_out)
 {
-    struct oob_msg m = { .type = type, .reason = reason };
+    struct oob_msg m = { .env.type = type, .env.reason = reason };
 
-    memcpy(m.src, e->cep->local_id, OOB_ID_LEN);
-    memcpy(m.dst, e->cep->peer_id, OOB_ID_LEN);
+    memcpy(m.env.src, e->cep->local_id, OOB_ID_LEN);
+    memcpy(m.env.dst, e->cep->peer_id, OOB_ID_LEN);
     if (q) {
         m.q = *q;
     }
     if (echo) {
-        memcpy(m.echo, echo, OPENIB_AUTH_NONCE_LEN);
+        memcpy(m.env.echo, echo, OPENIB_AUTH_NONCE_LEN);
     }
-    if (OPAL_SUCCESS != openib_auth_nonce(m.nonce)) {
+    if (OPAL_SUCCESS != openib_auth_nonce(m.env.nonce)) {
         return OPAL_ERROR;
     }
     if (nonce_out) {
-        memcpy(nonce_out, m.nonce, OPENIB_AUTH_NONCE_LEN);
+        memcpy(nonce_out, m.env.nonce, OPENIB_AUTH_NONCE_LEN);
     }
     return oob_msg_encode(buf, OOB_MSG_SIZE, &m, e->peer_token);
 }

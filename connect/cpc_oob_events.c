@@ -112,7 +112,7 @@ static void reply_reject(struct oob_ep *e, int sid, const struct oob_msg *in, ui
 {
     uint8_t msg[OOB_MSG_SIZE];
 
-    if (OPAL_SUCCESS == oob_cpc_encode(msg, e, OOB_REJ, reason, NULL, in->nonce, NULL)) {
+    if (OPAL_SUCCESS == oob_cpc_encode(msg, e, OOB_REJ, reason, NULL, in->env.nonce, NULL)) {
         oob_chan_send(sid, msg);
     }
     oob_chan_close(sid);
@@ -215,7 +215,7 @@ static void on_req(struct oob_module *mod, const struct oob_event *ev, const str
     int sid = ev->sid;
     int rc;
 
-    cep = mod->btl_ops->endpoint_for_peer(mod->btl, in->src, OOB_ID_LEN, why, sizeof(why));
+    cep = mod->btl_ops->endpoint_for_peer(mod->btl, in->env.src, OOB_ID_LEN, why, sizeof(why));
     e = own_ep(cep);
     if (NULL == e) {
         openib_cpc_oob_no_endpoint("oob", sid, why);
@@ -264,7 +264,7 @@ static void on_req(struct oob_module *mod, const struct oob_event *ev, const str
         oob_cpc_fail(e, rc, "setting up the queue pairs for the peer's request failed");
         return;
     }
-    if (OPAL_SUCCESS != oob_cpc_encode(msg, e, OOB_REP, 0, &q, in->nonce, e->answered) ||
+    if (OPAL_SUCCESS != oob_cpc_encode(msg, e, OOB_REP, 0, &q, in->env.nonce, e->answered) ||
         OPAL_SUCCESS != oob_chan_send(sid, msg)) {
         oob_chan_close(sid);
         oob_cpc_fail(e, OPAL_ERR_UNREACH, "the side channel closed before the reply");
@@ -281,13 +281,13 @@ static void on_rtu(struct oob_module *mod, const struct oob_event *ev, const str
     struct oob_ep *e;
     char why[128];
 
-    cep = mod->btl_ops->endpoint_for_peer(mod->btl, in->src, OOB_ID_LEN, why, sizeof(why));
+    cep = mod->btl_ops->endpoint_for_peer(mod->btl, in->env.src, OOB_ID_LEN, why, sizeof(why));
     e = own_ep(cep);
     if (NULL == e || e->st != ST_RESPONDING || e->resp_sid != ev->sid) {
         oob_chan_close(ev->sid); /* no handshake of ours waits for it */
         return;
     }
-    if (0 != memcmp(in->echo, e->answered, OPENIB_AUTH_NONCE_LEN)) {
+    if (0 != memcmp(in->env.echo, e->answered, OPENIB_AUTH_NONCE_LEN)) {
         refuse(ev, "RTU", REFUSAL_REPLAY, "it answers another reply than ours");
         e->resp_sid = -1; /* the session is closed; the timer or the peer ends it */
         return;
@@ -304,7 +304,7 @@ static void on_rtu(struct oob_module *mod, const struct oob_event *ev, const str
 /* A frame on a session someone opened to our listener. */
 static void on_incoming(struct oob_module *mod, const struct oob_event *ev)
 {
-    struct oob_msg in = { .type = OOB_REQ };
+    struct oob_msg in = { .env.type = OOB_REQ };
     enum openib_refusal r;
 
     if (!mod->have_self || NULL == mod->btl_ops) {
@@ -318,11 +318,11 @@ static void on_incoming(struct oob_module *mod, const struct oob_event *ev)
                                 mod->self, openib_cpc_oob_job_size(mod->self),
                                 openib_auth_local_token(), &replay);
     if (REFUSAL_OK != r) {
-        refuse(ev, REFUSAL_MALFORMED == r ? "frame" : OOB_RTU == in.type ? "RTU" : "request", r,
+        refuse(ev, REFUSAL_MALFORMED == r ? "frame" : OOB_RTU == in.env.type ? "RTU" : "request", r,
                refusal_detail(r));
         return;
     }
-    if (in.type == OOB_REQ) {
+    if (in.env.type == OOB_REQ) {
         on_req(mod, ev, &in);
     } else {
         on_rtu(mod, ev, &in);
@@ -360,27 +360,27 @@ static void on_initiator_msg(struct oob_ep *e, const struct oob_event *ev)
         }
         return;
     }
-    OOB_LOG(e, "%s received (reason %u) in state %d", in.type == OOB_REJ ? "REJ" : "REP",
-            in.reason, e->st);
+    OOB_LOG(e, "%s received (reason %u) in state %d", in.env.type == OOB_REJ ? "REJ" : "REP",
+            in.env.reason, e->st);
     oob_cpc_alive(e, openib_now_ms());
-    if (in.type == OOB_REJ) {
+    if (in.env.type == OOB_REJ) {
         oob_chan_close(sid);
         e->sid = -1;
         if (e->st != ST_REQ_SENT) {
             return;
         }
-        if (in.reason == OOB_REJ_CROSS) {
+        if (in.env.reason == OOB_REJ_CROSS) {
             e->st = ST_WAIT_PEER; /* their REQ comes (or came) on our listener */
-        } else if (in.reason == OOB_REJ_NO_ENDPOINT && e->attempts < oob_cpc_retries) {
+        } else if (in.env.reason == OOB_REJ_NO_ENDPOINT && e->attempts < oob_cpc_retries) {
             snprintf(e->last_why, sizeof(e->last_why), "the peer has no endpoint for us yet");
             e->st = ST_RETRY;
             e->retry_ms = openib_cpc_retry_at_ms(e->attempts);
-        } else if (in.reason == OOB_REJ_NO_ENDPOINT) {
+        } else if (in.env.reason == OOB_REJ_NO_ENDPOINT) {
             char why[160];
             snprintf(why, sizeof(why), "the peer still had no endpoint for us after %d attempts "
                      "(btl_openib_connect_oob_retries)", e->attempts);
             oob_cpc_fail(e, OPAL_ERR_UNREACH, why);
-        } else if (in.reason == OOB_REJ_LAYOUT) {
+        } else if (in.env.reason == OOB_REJ_LAYOUT) {
             oob_cpc_fail(e, OPAL_ERR_BAD_PARAM, "btl_openib_receive_queues differs between "
                          "the two processes: set it the same for every process");
         } else {
@@ -399,7 +399,7 @@ static void on_initiator_msg(struct oob_ep *e, const struct oob_event *ev)
         oob_cpc_fail(e, rc, "connecting the queue pairs with the peer's reply failed");
         return;
     }
-    if (OPAL_SUCCESS == oob_cpc_encode(msg, e, OOB_RTU, 0, NULL, in.nonce, NULL)) {
+    if (OPAL_SUCCESS == oob_cpc_encode(msg, e, OOB_RTU, 0, NULL, in.env.nonce, NULL)) {
         oob_chan_send(sid, msg);
     }
     oob_chan_close(sid); /* after the RTU is flushed */

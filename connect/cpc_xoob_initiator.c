@@ -90,12 +90,12 @@ void xoob_node_finish(struct xoob_ep *driver, int rc, const char *why)
 int xoob_send_req(struct xoob_ep *e)
 {
     struct openib_cpc_endpoint *c = e->cep;
-    struct xoob_msg m = { .type = XOOB_REQ };
+    struct xoob_msg m = { .env.type = XOOB_REQ };
     uint8_t buf[OOB_MSG_SIZE];
     int rc;
 
-    memcpy(m.src, c->local_id, XOOB_ID_LEN);
-    memcpy(m.dst, c->peer_id, XOOB_ID_LEN);
+    memcpy(m.env.src, c->local_id, XOOB_ID_LEN);
+    memcpy(m.env.dst, c->peer_id, XOOB_ID_LEN);
     m.qpn = e->qpn;
     m.psn = e->psn;
     m.mtu = e->mod->mtu;
@@ -103,11 +103,11 @@ int xoob_send_req(struct xoob_ep *e)
     m.lid = e->mod->lid;
     m.rq_layout = e->mod->rq_layout;
     m.node_id = e->mod->node_id;
-    if (OPAL_SUCCESS != openib_auth_nonce(m.nonce) ||
+    if (OPAL_SUCCESS != openib_auth_nonce(m.env.nonce) ||
         OPAL_SUCCESS != xoob_msg_encode(&m, buf, sizeof(buf), e->peer.token)) {
         return OPAL_ERROR;
     }
-    memcpy(e->asked, m.nonce, OPENIB_AUTH_NONCE_LEN);
+    memcpy(e->asked, m.env.nonce, OPENIB_AUTH_NONCE_LEN);
     rc = oob_chan_connect(e->peer.addrs, e->peer.naddr, e->peer.port, buf, &xoob_owner, &e->sid);
     if (OPAL_SUCCESS != rc) {
         e->sid = -1;
@@ -185,12 +185,13 @@ void xoob_on_reply(struct xoob_ep *e, const struct xoob_msg *in)
     char why[160];
     int rc;
 
-    XOOB_LOG(e, "%s received (reason %u, target QP %u)", in->type == XOOB_REP ? "REP" : "REJ",
-             in->reason, in->qpn);
-    if (in->type == XOOB_REJ) {
+    XOOB_LOG(e, "%s received (reason %u, target QP %u)", in->env.type == XOOB_REP ? "REP" : "REJ",
+             in->env.reason, in->qpn);
+    if (in->env.type == XOOB_REJ) {
         snprintf(why, sizeof(why), "the peer rejected the XRC connection: %s",
                  in->why[0] ? in->why : "no reason given");
-        xoob_node_finish(e, in->reason == XOOB_REJ_LAYOUT ? OPAL_ERR_BAD_PARAM : OPAL_ERR_UNREACH,
+        xoob_node_finish(e,
+                         in->env.reason == XOOB_REJ_LAYOUT ? OPAL_ERR_BAD_PARAM : OPAL_ERR_UNREACH,
                          why);
         return;
     }

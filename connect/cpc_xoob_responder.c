@@ -58,16 +58,16 @@ static void reply(int sid, const struct xoob_msg *in, const struct xoob_module *
                   const uint8_t *key, uint8_t type, uint16_t reason, uint32_t qpn,
                   const char *why)
 {
-    struct xoob_msg m = { .type = type, .reason = reason, .qpn = qpn, .mtu = mod->mtu,
+    struct xoob_msg m = { .env.type = type, .env.reason = reason, .qpn = qpn, .mtu = mod->mtu,
                           .lid = mod->lid, .node_id = mod->node_id };
     uint8_t buf[OOB_MSG_SIZE];
 
-    memcpy(m.src, in->dst, XOOB_ID_LEN);
-    memcpy(m.dst, in->src, XOOB_ID_LEN);
+    memcpy(m.env.src, in->env.dst, XOOB_ID_LEN);
+    memcpy(m.env.dst, in->env.src, XOOB_ID_LEN);
     memcpy(m.gid, mod->gid, 16);
-    memcpy(m.echo, in->nonce, OPENIB_AUTH_NONCE_LEN);
+    memcpy(m.env.echo, in->env.nonce, OPENIB_AUTH_NONCE_LEN);
     snprintf(m.why, sizeof(m.why), "%s", why ? why : "");
-    if (OPAL_SUCCESS == openib_auth_nonce(m.nonce) &&
+    if (OPAL_SUCCESS == openib_auth_nonce(m.env.nonce) &&
         OPAL_SUCCESS == xoob_msg_encode(&m, buf, sizeof(buf), key)) {
         oob_chan_send(sid, buf);
     }
@@ -105,7 +105,7 @@ static bool tgt_allowed(const struct xoob_module *mod, const struct xoob_msg *in
 {
     int mine;
 
-    if (tgt_find(mod, in->src, in->qpn, &mine) >= 0) {
+    if (tgt_find(mod, in->env.src, in->qpn, &mine) >= 0) {
         return true;
     }
     if (mine >= XOOB_TGT_PER_PROCESS) {
@@ -125,7 +125,7 @@ static void tgt_remember(struct xoob_module *mod, const struct xoob_msg *in)
 {
     int mine;
 
-    if (tgt_find(mod, in->src, in->qpn, &mine) >= 0) {
+    if (tgt_find(mod, in->env.src, in->qpn, &mine) >= 0) {
         return;
     }
     if (mod->ntgt == mod->tgt_room) {
@@ -137,7 +137,7 @@ static void tgt_remember(struct xoob_module *mod, const struct xoob_msg *in)
         mod->tgts = t;
         mod->tgt_room = room;
     }
-    memcpy(mod->tgts[mod->ntgt].src, in->src, XOOB_ID_LEN);
+    memcpy(mod->tgts[mod->ntgt].src, in->env.src, XOOB_ID_LEN);
     mod->tgts[mod->ntgt].qpn = in->qpn;
     mod->ntgt++;
 }
@@ -174,7 +174,7 @@ void xoob_on_req(struct xoob_module *mod, const struct oob_event *ev)
                                              : "a nonce seen before");
         return;
     }
-    cep = mod->btl_ops->endpoint_for_peer(mod->btl, in.src, XOOB_ID_LEN, why, sizeof(why));
+    cep = mod->btl_ops->endpoint_for_peer(mod->btl, in.env.src, XOOB_ID_LEN, why, sizeof(why));
     e = own_ep(cep);
     if (NULL == e) {
         openib_cpc_oob_no_endpoint("xoob", sid, why);

@@ -83,12 +83,12 @@ int oob_frame_check_head(const uint8_t *p, uint32_t magic, uint8_t version)
 
 /* ---- handshake envelope ---- */
 
-int oob_envelope_check(const uint8_t *buf, size_t size, uint32_t magic, uint8_t version,
-                       uint8_t last_type)
+int oob_envelope_decode(const uint8_t *buf, size_t size, uint32_t magic, uint8_t version,
+                        uint8_t last_type, struct oob_envelope *env, const uint8_t **body)
 {
     int rc;
 
-    if (NULL == buf || size < 8) {
+    if (NULL == env || NULL == buf || size < 8) {
         return OPAL_ERR_BAD_PARAM;
     }
     rc = oob_frame_check_head(buf, magic, version);
@@ -98,53 +98,41 @@ int oob_envelope_check(const uint8_t *buf, size_t size, uint32_t magic, uint8_t 
     if (size < OOB_MSG_LEN || buf[OOB_TYPE_OFF] < 1 || buf[OOB_TYPE_OFF] > last_type) {
         return OPAL_ERR_BAD_PARAM;
     }
+    env->type = buf[OOB_TYPE_OFF];
+    cpc_be_get16(buf + OOB_REASON_OFF, &env->reason);
+    memcpy(env->src, buf + OOB_SRC_OFF, OOB_ID_LEN);
+    memcpy(env->dst, buf + OOB_DST_OFF, OOB_ID_LEN);
+    memcpy(env->nonce, buf + OOB_NONCE_OFF, OPENIB_AUTH_NONCE_LEN);
+    memcpy(env->echo, buf + OOB_ECHO_OFF, OPENIB_AUTH_NONCE_LEN);
+    *body = buf + OOB_ENVELOPE_BODY_OFF;
     return OPAL_SUCCESS;
 }
 
-uint8_t *oob_envelope_put(uint8_t *buf, uint32_t magic, uint8_t version, uint8_t type,
-                          uint16_t reason, const uint8_t src[OOB_ID_LEN],
-                          const uint8_t dst[OOB_ID_LEN])
+uint8_t *oob_envelope_put(uint8_t *buf, uint32_t magic, uint8_t version,
+                          const struct oob_envelope *env)
 {
     cpc_be_put(buf, magic, 4);
     cpc_be_put(buf + 4, version, 1);
-    cpc_be_put(buf + OOB_TYPE_OFF, type, 1);
-    cpc_be_put(buf + OOB_REASON_OFF, reason, 2);
-    memcpy(buf + OOB_SRC_OFF, src, OOB_ID_LEN);
-    memcpy(buf + OOB_DST_OFF, dst, OOB_ID_LEN);
+    cpc_be_put(buf + OOB_TYPE_OFF, env->type, 1);
+    cpc_be_put(buf + OOB_REASON_OFF, env->reason, 2);
+    memcpy(buf + OOB_SRC_OFF, env->src, OOB_ID_LEN);
+    memcpy(buf + OOB_DST_OFF, env->dst, OOB_ID_LEN);
     return buf + OOB_ENVELOPE_BODY_OFF;
 }
 
-void oob_envelope_seal(uint8_t *buf, const uint8_t nonce[OPENIB_AUTH_NONCE_LEN],
-                       const uint8_t echo[OPENIB_AUTH_NONCE_LEN],
+void oob_envelope_seal(uint8_t *buf, const struct oob_envelope *env,
                        const uint8_t key[OPENIB_AUTH_TOKEN_LEN])
 {
-    memcpy(buf + OOB_NONCE_OFF, nonce, OPENIB_AUTH_NONCE_LEN);
-    memcpy(buf + OOB_ECHO_OFF, echo, OPENIB_AUTH_NONCE_LEN);
+    memcpy(buf + OOB_NONCE_OFF, env->nonce, OPENIB_AUTH_NONCE_LEN);
+    memcpy(buf + OOB_ECHO_OFF, env->echo, OPENIB_AUTH_NONCE_LEN);
     openib_auth_seal(key, buf, OOB_MSG_LEN, OOB_MAC_OFF);
-}
-
-uint8_t oob_envelope_type(const uint8_t *buf)
-{
-    return buf[OOB_TYPE_OFF];
-}
-
-const uint8_t *oob_envelope_get(const uint8_t *buf, uint16_t *reason, uint8_t src[OOB_ID_LEN],
-                                uint8_t dst[OOB_ID_LEN], uint8_t nonce[OPENIB_AUTH_NONCE_LEN],
-                                uint8_t echo[OPENIB_AUTH_NONCE_LEN])
-{
-    cpc_be_get16(buf + OOB_REASON_OFF, reason);
-    memcpy(src, buf + OOB_SRC_OFF, OOB_ID_LEN);
-    memcpy(dst, buf + OOB_DST_OFF, OOB_ID_LEN);
-    memcpy(nonce, buf + OOB_NONCE_OFF, OPENIB_AUTH_NONCE_LEN);
-    memcpy(echo, buf + OOB_ECHO_OFF, OPENIB_AUTH_NONCE_LEN);
-    return buf + OOB_ENVELOPE_BODY_OFF;
 }
 
 const struct oob_frame_view oob_frame_none = { .frame = NULL };
 
 struct oob_frame_view oob_envelope_view(const uint8_t *buf, uint8_t a, uint8_t b)
 {
-    uint8_t type = oob_envelope_type(buf);
+    uint8_t type = buf[OOB_TYPE_OFF];
 
     if (type != a && type != b) {
         return oob_frame_none;
@@ -211,12 +199,12 @@ int oob_msg_encode(uint8_t *buf, size_t size, const struct oob_msg *m,
     int i;
 
     if (NULL == buf || NULL == m || NULL == key || size < OOB_MSG_LEN ||
-        m->type < OOB_REQ || m->type > OOB_REJ || q->num_qps > OPENIB_CPC_MAX_QPS) {
+        m->env.type < OOB_REQ || m->env.type > OOB_REJ || q->num_qps > OPENIB_CPC_MAX_QPS) {
         return OPAL_ERR_BAD_PARAM;
     }
     memset(buf, 0, size);
-    p = oob_envelope_put(buf, OOB_MAGIC, OOB_MSG_VERSION, m->type, m->reason, m->src, m->dst);
-    if (m->type == OOB_REQ || m->type == OOB_REP) {
+    p = oob_envelope_put(buf, OOB_MAGIC, OOB_MSG_VERSION, &m->env);
+    if (m->env.type == OOB_REQ || m->env.type == OOB_REP) {
         p = cpc_be_put(p, q->mtu, 4);
         memcpy(p, q->gid, 16);
         p += 16;
@@ -233,7 +221,7 @@ int oob_msg_encode(uint8_t *buf, size_t size, const struct oob_msg *m,
         p = cpc_be_put(p, q->mailbox_rkey, 4);
         cpc_be_put(p, q->mailbox_addr, 8);
     }
-    oob_envelope_seal(buf, m->nonce, m->echo, key);
+    oob_envelope_seal(buf, &m->env, key);
     return OPAL_SUCCESS;
 }
 
@@ -245,14 +233,11 @@ int oob_msg_decode(const uint8_t *buf, size_t size, struct oob_msg *out)
     if (NULL == out) {
         return OPAL_ERR_BAD_PARAM;
     }
-    rc = oob_envelope_check(buf, size, OOB_MAGIC, OOB_MSG_VERSION, OOB_REJ);
+    rc = oob_envelope_decode(buf, size, OOB_MAGIC, OOB_MSG_VERSION, OOB_REJ, &out->env, &p);
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
-    memset(out, 0, sizeof(*out));
-    out->type = (enum oob_type) oob_envelope_type(buf);
-    p = oob_envelope_get(buf, &out->reason, out->src, out->dst, out->nonce, out->echo);
-    openib_cpc_qp_info_init(&out->q);
+    openib_cpc_qp_info_init(&out->q); /* zeroes what the body leaves out */
     p = cpc_be_get32(p, &out->q.mtu);
     memcpy(out->q.gid, p, 16);
     p += 16;

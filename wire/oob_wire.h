@@ -45,6 +45,16 @@ int oob_blob_decode(const uint8_t *buf, size_t len, struct oob_blob *b, int *ver
 
 /* ---- handshake messages (one channel frame each) ---- */
 
+/* The fields of the envelope that oob's and xoob's messages share (below),
+ * as an encoder takes them and a decoder gives them. */
+struct oob_envelope {
+    uint8_t type;                           /* the CPC's message type */
+    uint16_t reason;                        /* a REJ's reject code */
+    uint8_t src[OOB_ID_LEN], dst[OOB_ID_LEN];
+    uint8_t nonce[OPENIB_AUTH_NONCE_LEN];   /* fresh in every frame */
+    uint8_t echo[OPENIB_AUTH_NONCE_LEN];    /* the nonce of the frame it answers */
+};
+
 enum oob_type { OOB_REQ = 1, OOB_REP = 2, OOB_RTU = 3, OOB_REJ = 4 };
 enum oob_reject {
     OOB_REJ_CROSS = 1,       /* crossing connects: the sender keeps initiating */
@@ -59,12 +69,8 @@ enum oob_reject {
  * (REP/REJ: the REQ's, RTU: the REP's; zeros in a REQ), so an answer is good
  * for one handshake only. */
 struct oob_msg {
-    enum oob_type type;
-    uint16_t reason;
-    uint8_t src[OOB_ID_LEN], dst[OOB_ID_LEN];
+    struct oob_envelope env;         /* env.type: an enum oob_type */
     struct openib_cpc_qp_info q;     /* REQ and REP; zeros otherwise */
-    uint8_t nonce[OPENIB_AUTH_NONCE_LEN];
-    uint8_t echo[OPENIB_AUTH_NONCE_LEN];
 };
 
 /* ---- the handshake envelope (oob's and xoob's messages) ---- */
@@ -76,26 +82,19 @@ struct oob_msg {
 #define OOB_ENVELOPE_BODY_OFF 24  /* the body starts here */
 #define OOB_ENVELOPE_BODY_END 128 /* and ends before the nonce */
 
-/* A decoder's first step: BAD_PARAM when buf is no frame of this magic,
- * is shorter than the envelope or its type is not 1..last_type;
- * NOT_SUPPORTED for this magic with another version. */
-int oob_envelope_check(const uint8_t *buf, size_t size, uint32_t magic, uint8_t version,
-                       uint8_t last_type);
-/* The type of a frame that passed oob_envelope_check. */
-uint8_t oob_envelope_type(const uint8_t *buf);
-/* The rest of its envelope; returns where the body starts. */
-const uint8_t *oob_envelope_get(const uint8_t *buf, uint16_t *reason, uint8_t src[OOB_ID_LEN],
-                                uint8_t dst[OOB_ID_LEN], uint8_t nonce[OPENIB_AUTH_NONCE_LEN],
-                                uint8_t echo[OPENIB_AUTH_NONCE_LEN]);
-/* An encoder's first step, on a zeroed frame: the envelope's head;
- * returns where the body goes. */
-uint8_t *oob_envelope_put(uint8_t *buf, uint32_t magic, uint8_t version, uint8_t type,
-                          uint16_t reason, const uint8_t src[OOB_ID_LEN],
-                          const uint8_t dst[OOB_ID_LEN]);
-/* Its last: nonce and echo, then the MAC keyed with key (the receiver's
- * token). */
-void oob_envelope_seal(uint8_t *buf, const uint8_t nonce[OPENIB_AUTH_NONCE_LEN],
-                       const uint8_t echo[OPENIB_AUTH_NONCE_LEN],
+/* A decoder's first step: BAD_PARAM when env is NULL, or buf is no frame
+ * of this magic, is shorter than the envelope or its type is not
+ * 1..last_type; NOT_SUPPORTED for this magic with another version. Else
+ * *env gets the envelope's fields and *body where the CPC's body starts. */
+int oob_envelope_decode(const uint8_t *buf, size_t size, uint32_t magic, uint8_t version,
+                        uint8_t last_type, struct oob_envelope *env, const uint8_t **body);
+/* An encoder's first step, on a zeroed frame: the envelope's head (all of
+ * env but nonce and echo); returns where the body goes. */
+uint8_t *oob_envelope_put(uint8_t *buf, uint32_t magic, uint8_t version,
+                          const struct oob_envelope *env);
+/* Its last: env's nonce and echo, then the MAC keyed with key (the
+ * receiver's token). */
+void oob_envelope_seal(uint8_t *buf, const struct oob_envelope *env,
                        const uint8_t key[OPENIB_AUTH_TOKEN_LEN]);
 
 /* Encode m (its q only for REQ and REP) and seal it with key (the

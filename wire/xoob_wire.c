@@ -112,7 +112,7 @@ int xoob_msg_encode(const struct xoob_msg *m, uint8_t *buf, size_t size,
         return OPAL_ERR_BAD_PARAM;
     }
     memset(buf, 0, size);
-    p = oob_envelope_put(buf, XOOB_MAGIC, XOOB_MSG_VERSION, m->type, m->reason, m->src, m->dst);
+    p = oob_envelope_put(buf, XOOB_MAGIC, XOOB_MSG_VERSION, &m->env);
     p = cpc_be_put(p, m->qpn, 4);
     p = cpc_be_put(p, m->psn, 4);
     p = cpc_be_put(p, m->mtu, 4);
@@ -122,7 +122,7 @@ int xoob_msg_encode(const struct xoob_msg *m, uint8_t *buf, size_t size,
     p = cpc_be_put(p, m->lid, 2);
     p = cpc_be_put(p, m->node_id, 8);
     memcpy(p, m->why, strnlen(m->why, XOOB_WHY_LEN));
-    oob_envelope_seal(buf, m->nonce, m->echo, key);
+    oob_envelope_seal(buf, &m->env, key);
     return OPAL_SUCCESS;
 }
 
@@ -145,13 +145,13 @@ int xoob_msg_decode(const uint8_t *buf, size_t size, struct xoob_msg *m)
     if (NULL == m) {
         return OPAL_ERR_BAD_PARAM;
     }
-    rc = oob_envelope_check(buf, size, XOOB_MAGIC, XOOB_MSG_VERSION, XOOB_REJ);
+    /* padding too, so a decoded message compares whole; a refused frame
+     * leaves it zeroed */
+    memset(m, 0, sizeof(*m));
+    rc = oob_envelope_decode(buf, size, XOOB_MAGIC, XOOB_MSG_VERSION, XOOB_REJ, &m->env, &p);
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
-    memset(m, 0, sizeof(*m));
-    m->type = oob_envelope_type(buf);
-    p = oob_envelope_get(buf, &m->reason, m->src, m->dst, m->nonce, m->echo);
     p = cpc_be_get32(p, &m->qpn);
     p = cpc_be_get32(p, &m->psn);
     p = cpc_be_get32(p, &m->mtu);

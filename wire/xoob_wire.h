@@ -21,7 +21,7 @@
 #define XOOB_MSG_VERSION 2
 #define XOOB_MAX_ADDRS 8
 #define XOOB_MAX_SRQS 8
-#define XOOB_ID_LEN 8
+#define XOOB_ID_LEN OOB_ID_LEN /* the ids of the envelope (oob_wire.h) */
 
 /* What a port publishes: where its side channel listens, which node it is
  * on (so endpoints to one node share a send QP) and its XRC SRQ numbers (so
@@ -52,16 +52,12 @@ enum xoob_reject { XOOB_REJ_LAYOUT = 1, XOOB_REJ_RESOURCE = 2, XOOB_REJ_BAD = 3 
  * initiator's, echoing the REQ's nonce. */
 #define XOOB_WHY_LEN 62
 struct xoob_msg {
-    uint8_t type;
-    uint16_t reason;
-    uint8_t src[XOOB_ID_LEN], dst[XOOB_ID_LEN];
+    struct oob_envelope env; /* env.type: an enum xoob_msg_type */
     uint32_t qpn, psn, mtu, rq_layout;
     uint8_t gid[16];
     uint16_t lid;
     uint64_t node_id;
     char why[64];
-    uint8_t nonce[OPENIB_AUTH_NONCE_LEN];
-    uint8_t echo[OPENIB_AUTH_NONCE_LEN];
 };
 
 /* Fixed-size (size = OOB_MSG_SIZE of the channel) big-endian messages.

@@ -119,11 +119,11 @@ void build_request(uint8_t frame[OOB_MSG_SIZE], enum oob_type type, const uint8_
     q.mailbox_rkey = (uint32_t) rnd();
     q.mailbox_addr = rnd();
     memset(&m, 0, sizeof(m));
-    m.type = type;
-    memcpy(m.src, src, OOB_ID_LEN);
-    memcpy(m.dst, dst, OOB_ID_LEN);
+    m.env.type = type;
+    memcpy(m.env.src, src, OOB_ID_LEN);
+    memcpy(m.env.dst, dst, OOB_ID_LEN);
     m.q = q;
-    rnd_fill(m.nonce, sizeof(m.nonce));
+    rnd_fill(m.env.nonce, sizeof(m.env.nonce));
     if (OPAL_SUCCESS != oob_msg_encode(frame, OOB_MSG_SIZE, &m, key ? key : no_key)) {
         die("%s", "oob_msg_encode refused a request");
     }
@@ -169,9 +169,9 @@ void hostile_answer(const uint8_t f[OOB_MSG_SIZE], struct tally *t)
     if (OPAL_SUCCESS == oob_ka_decode(f, OOB_MSG_SIZE, &k)) {
         return; /* the channel's keepalive: not an answer */
     }
-    if (OPAL_SUCCESS == oob_msg_decode(f, OOB_MSG_SIZE, &m) && OOB_REP == m.type) {
+    if (OPAL_SUCCESS == oob_msg_decode(f, OOB_MSG_SIZE, &m) && OOB_REP == m.env.type) {
         t->rep++;
-    } else if (OPAL_SUCCESS == oob_msg_decode(f, OOB_MSG_SIZE, &m) && OOB_REJ == m.type) {
+    } else if (OPAL_SUCCESS == oob_msg_decode(f, OOB_MSG_SIZE, &m) && OOB_REJ == m.env.type) {
         t->rej++;
     } else {
         t->other++;

@@ -253,9 +253,9 @@ static void bad_frame(uint8_t f[OOB_MSG_SIZE], bool xoob)
     for (;;) {
         if (xoob) {
             memset(&x, 0, sizeof(x));
-            x.type = XOOB_REQ;
-            memcpy(x.src, o.c.member, sizeof(x.src));
-            memcpy(x.dst, o.c.name, sizeof(x.dst));
+            x.env.type = XOOB_REQ;
+            memcpy(x.env.src, o.c.member, sizeof(x.env.src));
+            memcpy(x.env.dst, o.c.name, sizeof(x.env.dst));
             xoob_msg_encode(&x, f, OOB_MSG_SIZE, any_key); /* refused by its layout */
         } else {
             build_request(f, OOB_REQ, o.c.member, o.c.name, NULL);
@@ -358,7 +358,8 @@ static bool keep_request(const uint8_t *pkt, size_t r, char *line, size_t cap)
     }
     doff = (size_t) (pkt[ihl + 12] >> 4) * 4;
     if (ihl + doff + OOB_MSG_SIZE != tot ||
-        OPAL_SUCCESS != oob_msg_decode(pkt + ihl + doff, OOB_MSG_SIZE, &m) || OOB_REQ != m.type) {
+        OPAL_SUCCESS != oob_msg_decode(pkt + ihl + doff, OOB_MSG_SIZE, &m) ||
+        OOB_REQ != m.env.type) {
         return false;
     }
     memcpy(&dst, pkt + 16, 4);

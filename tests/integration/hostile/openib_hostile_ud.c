@@ -331,7 +331,7 @@ static bool keep_open(const uint8_t *pkt, size_t r, char *line, size_t cap)
     d = pkt + ihl + 8 + 20;
     n = r - ihl - 8 - 20 - 4;
     if (OPAL_SUCCESS != oob_ud_decode(d, n, &h, &payload) || OOB_UD_OPEN != h.kind ||
-        OPAL_SUCCESS != oob_msg_decode(payload, OOB_MSG_SIZE, &m) || OOB_REQ != m.type) {
+        OPAL_SUCCESS != oob_msg_decode(payload, OOB_MSG_SIZE, &m) || OOB_REQ != m.env.type) {
         return false;
     }
     memcpy(&dst, pkt + 16, 4);

@@ -378,12 +378,12 @@ static size_t oob_msg_valid(uint8_t *buf)
     struct oob_msg m;
 
     memset(&m, 0, sizeof(m));
-    m.type = (enum oob_type) (1 + rnd_below(4));
-    m.reason = (uint16_t) rnd();
-    rnd_fill(m.src, sizeof(m.src));
-    rnd_fill(m.dst, sizeof(m.dst));
-    rnd_fill(m.nonce, sizeof(m.nonce));
-    rnd_fill(m.echo, sizeof(m.echo));
+    m.env.type = (enum oob_type) (1 + rnd_below(4));
+    m.env.reason = (uint16_t) rnd();
+    rnd_fill(m.env.src, sizeof(m.env.src));
+    rnd_fill(m.env.dst, sizeof(m.env.dst));
+    rnd_fill(m.env.nonce, sizeof(m.env.nonce));
+    rnd_fill(m.env.echo, sizeof(m.env.echo));
     rnd_qp(&m.q);
     CHECK_EQ(oob_msg_encode(buf, OOB_MSG_SIZE, &m, fz_key), OPAL_SUCCESS);
     CHECK_EQ(oob_msg_encode(other, OOB_MSG_SIZE, &m, fz_other_key), OPAL_SUCCESS);
@@ -397,7 +397,7 @@ static int oob_msg_dec(const uint8_t *in, size_t len, uint8_t *re, size_t *re_le
     int rc = oob_msg_decode(in, len, &m);
 
     if (OPAL_SUCCESS == rc) {
-        SANE(m.type >= OOB_REQ && m.type <= OOB_REJ);
+        SANE(m.env.type >= OOB_REQ && m.env.type <= OOB_REJ);
         SANE(m.q.num_qps <= OPENIB_CPC_MAX_QPS);
         SANE(OPAL_SUCCESS == oob_msg_encode(re, OOB_MSG_SIZE, &m, fz_key));
         keep_input_mac(oob_mac_mask, in, re);
@@ -447,7 +447,7 @@ static size_t xoob_msg_valid(uint8_t *buf)
     size_t why = rnd_below(XOOB_WHY_LEN);
 
     rnd_fill(&m, sizeof(m));
-    m.type = (uint8_t) (1 + rnd_below(3));
+    m.env.type = (uint8_t) (1 + rnd_below(3));
     for (size_t i = 0; i < why; ++i) {
         m.why[i] = (char) (' ' + rnd_below(95));
     }
@@ -464,7 +464,7 @@ static int xoob_msg_dec(const uint8_t *in, size_t len, uint8_t *re, size_t *re_l
     int rc = xoob_msg_decode(in, len, &m);
 
     if (OPAL_SUCCESS == rc) {
-        SANE(m.type >= XOOB_REQ && m.type <= XOOB_REJ);
+        SANE(m.env.type >= XOOB_REQ && m.env.type <= XOOB_REJ);
         SANE(memchr(m.why, '\0', sizeof(m.why)) != NULL);
         SANE(xoob_msg_is_xoob(in, len));
         SANE(OPAL_SUCCESS == xoob_msg_encode(&m, re, OOB_MSG_SIZE, fz_key));

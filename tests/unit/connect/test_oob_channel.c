@@ -75,7 +75,7 @@ static bool next_event(struct oob_event *ev)
 static void frame(uint8_t *buf, enum oob_type type)
 {
     static const uint8_t key[OPENIB_AUTH_TOKEN_LEN] = { 3 };
-    struct oob_msg m = { .type = type, .src = { 1 }, .dst = { 2 } };
+    struct oob_msg m = { .env.type = type, .env.src = { 1 }, .env.dst = { 2 } };
 
     CHECK_EQ(oob_msg_encode(buf, OOB_MSG_SIZE, &m, key), OPAL_SUCCESS);
 }

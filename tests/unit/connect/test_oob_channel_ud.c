@@ -203,8 +203,8 @@ static bool next_event(struct oob_event *ev, int secs)
 static void msg(uint8_t *buf, int k, int i)
 {
     static const uint8_t key[OPENIB_AUTH_TOKEN_LEN] = { 3 };
-    struct oob_msg m = { .type = OOB_REQ, .reason = (uint16_t) (k * 100 + i), .src = { 1 },
-                         .dst = { 2 } };
+    struct oob_msg m = { .env.type = OOB_REQ, .env.reason = (uint16_t) (k * 100 + i),
+                         .env.src = { 1 }, .env.dst = { 2 } };
 
     CHECK_EQ(oob_msg_encode(buf, OOB_MSG_SIZE, &m, key), OPAL_SUCCESS);
 }
@@ -213,7 +213,7 @@ static int msg_id(const uint8_t *buf)
 {
     struct oob_msg m;
 
-    return OPAL_SUCCESS == oob_msg_decode(buf, OOB_MSG_SIZE, &m) ? m.reason : -1;
+    return OPAL_SUCCESS == oob_msg_decode(buf, OOB_MSG_SIZE, &m) ? m.env.reason : -1;
 }
 
 static struct fport *pa, *pb;

@@ -71,18 +71,18 @@ static int encode_msg(uint8_t *buf, enum oob_type type, uint16_t reason,
                       const struct openib_cpc_qp_info *q, const uint8_t *nonce,
                       const uint8_t *echo, const uint8_t *key)
 {
-    struct oob_msg m = { .type = type, .reason = reason };
+    struct oob_msg m = { .env.type = type, .env.reason = reason };
 
-    memcpy(m.src, id_a, OOB_ID_LEN);
-    memcpy(m.dst, id_b, OOB_ID_LEN);
+    memcpy(m.env.src, id_a, OOB_ID_LEN);
+    memcpy(m.env.dst, id_b, OOB_ID_LEN);
     if (q) {
         m.q = *q;
     }
     if (nonce) {
-        memcpy(m.nonce, nonce, OPENIB_AUTH_NONCE_LEN);
+        memcpy(m.env.nonce, nonce, OPENIB_AUTH_NONCE_LEN);
     }
     if (echo) {
-        memcpy(m.echo, echo, OPENIB_AUTH_NONCE_LEN);
+        memcpy(m.env.echo, echo, OPENIB_AUTH_NONCE_LEN);
     }
     return oob_msg_encode(buf, OOB_MSG_SIZE, &m, key);
 }
@@ -253,9 +253,9 @@ static void messages(void)
         c = exact(buf, sizeof(buf));
         CHECK_EQ(oob_msg_decode(c, sizeof(buf), &m), OPAL_SUCCESS);
         free(c);
-        CHECK_EQ(m.type, OOB_REQ);
-        CHECK(0 == memcmp(m.src, id_a, OOB_ID_LEN));
-        CHECK(0 == memcmp(m.dst, id_b, OOB_ID_LEN));
+        CHECK_EQ(m.env.type, OOB_REQ);
+        CHECK(0 == memcmp(m.env.src, id_a, OOB_ID_LEN));
+        CHECK(0 == memcmp(m.env.dst, id_b, OOB_ID_LEN));
         CHECK_EQ(m.q.mtu, 4096);
         CHECK(0 == memcmp(m.q.gid, q.gid, 16));
         CHECK_EQ(m.q.lid, 0xbeef);
@@ -265,8 +265,8 @@ static void messages(void)
         CHECK_EQ(m.q.rq_layout, q.rq_layout);
         CHECK_EQ(m.q.mailbox_rkey, q.mailbox_rkey);
         CHECK(m.q.mailbox_addr == q.mailbox_addr);
-        CHECK(0 == memcmp(m.nonce, nonce1, 8));
-        CHECK(0 == memcmp(m.echo, nonce2, 8));
+        CHECK(0 == memcmp(m.env.nonce, nonce1, 8));
+        CHECK(0 == memcmp(m.env.echo, nonce2, 8));
     }
     /* the version-2 layout, byte for byte: magic "OIBO", version, type,
      * reason, ids, the QP data big-endian, nonce, echo, MAC */
@@ -290,8 +290,8 @@ static void messages(void)
         CHECK_EQ(encode_msg(buf, (enum oob_type) t, 0x0102, &q, nonce1, NULL, key_b),
                  OPAL_SUCCESS);
         CHECK_EQ(oob_msg_decode(buf, sizeof(buf), &m), OPAL_SUCCESS);
-        CHECK_EQ(m.type, t);
-        CHECK_EQ(m.reason, 0x0102);
+        CHECK_EQ(m.env.type, t);
+        CHECK_EQ(m.env.reason, 0x0102);
         CHECK_EQ(m.q.num_qps, t == OOB_REQ || t == OOB_REP ? 3 : 0);
     }
     /* truncations: everything short of the 160 bytes used */
@@ -302,7 +302,7 @@ static void messages(void)
         free(c);
     }
     {
-        struct oob_msg in = { .type = OOB_REQ };
+        struct oob_msg in = { .env.type = OOB_REQ };
         CHECK_EQ(oob_msg_encode(buf, OOB_MSG_SIZE - 1, &in, key_b), OPAL_ERR_BAD_PARAM);
         CHECK_EQ(oob_msg_encode(buf, OOB_MSG_SIZE, &in, NULL), OPAL_ERR_BAD_PARAM);
     }
@@ -423,8 +423,8 @@ static void incoming(void)
     CHECK_EQ(encode_msg(buf, OOB_RTU, 0, NULL, nonce2, nonce1, key_b), OPAL_SUCCESS);
     v = oob_msg_view(buf, sizeof(buf), OOB_REQ, OOB_RTU, &m);
     CHECK_EQ(oob_check_request_frame(v, id_b, 16, key_b, r), REFUSAL_OK);
-    CHECK_EQ(m.type, OOB_RTU);
-    CHECK(0 == memcmp(m.echo, nonce1, 8));
+    CHECK_EQ(m.env.type, OOB_RTU);
+    CHECK(0 == memcmp(m.env.echo, nonce1, 8));
     CHECK_EQ(encode_msg(buf, OOB_REP, 0, &q, nonce1, NULL, key_b), OPAL_SUCCESS);
     v = oob_msg_view(buf, sizeof(buf), OOB_REQ, OOB_RTU, &m);
     CHECK_EQ(oob_check_request_frame(v, id_b, 16, key_b, r), REFUSAL_MALFORMED);
@@ -446,12 +446,12 @@ static void answers(void)
 
     sample_qp(&q, 1);
     memset(&m, 0, sizeof(m));
-    m.type = OOB_REP;
-    memcpy(m.src, id_b, OOB_ID_LEN);
-    memcpy(m.dst, id_a, OOB_ID_LEN);
+    m.env.type = OOB_REP;
+    memcpy(m.env.src, id_b, OOB_ID_LEN);
+    memcpy(m.env.dst, id_a, OOB_ID_LEN);
     m.q = q;
-    memcpy(m.nonce, nonce2, 8);
-    memcpy(m.echo, nonce1, 8);
+    memcpy(m.env.nonce, nonce2, 8);
+    memcpy(m.env.echo, nonce1, 8);
     CHECK_EQ(oob_msg_encode(buf, sizeof(buf), &m, key_a), OPAL_SUCCESS);
     v = oob_msg_view(buf, sizeof(buf), OOB_REP, OOB_REJ, &out);
     CHECK_EQ(oob_check_answer_frame(v, id_a, id_b, key_a, nonce1), REFUSAL_OK);
@@ -465,7 +465,7 @@ static void answers(void)
     v = oob_msg_view(buf, 100, OOB_REP, OOB_REJ, &out);
     CHECK_EQ(oob_check_answer_frame(v, id_a, id_b, key_a, nonce1), REFUSAL_MALFORMED);
     /* a REQ is no answer */
-    m.type = OOB_REQ;
+    m.env.type = OOB_REQ;
     CHECK_EQ(oob_msg_encode(buf, sizeof(buf), &m, key_a), OPAL_SUCCESS);
     v = oob_msg_view(buf, sizeof(buf), OOB_REP, OOB_REJ, &out);
     CHECK_EQ(oob_check_answer_frame(v, id_a, id_b, key_a, nonce1), REFUSAL_MALFORMED);
@@ -492,7 +492,7 @@ static void source(void)
 static void keepalives(void)
 {
     struct oob_ka k = { .type = OOB_KA_PONG, .pending = 0x0203 }, out;
-    struct xoob_msg xm = { .type = XOOB_REQ };
+    struct xoob_msg xm = { .env.type = XOOB_REQ };
     uint8_t buf[OOB_MSG_SIZE], *c;
     size_t cut;
 

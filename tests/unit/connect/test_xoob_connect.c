@@ -486,14 +486,14 @@ static int exchange(uint32_t addr, uint16_t port, const uint8_t *frame, uint8_t 
 static void forge(uint8_t *buf, uint8_t to, uint32_t send_qpn, uint32_t layout,
                   const uint8_t *key, uint8_t *nonce)
 {
-    struct xoob_msg m = { .type = XOOB_REQ, .qpn = send_qpn, .psn = 7, .mtu = 1024,
+    struct xoob_msg m = { .env.type = XOOB_REQ, .qpn = send_qpn, .psn = 7, .mtu = 1024,
                           .rq_layout = layout };
 
-    m.src[7] = 1;
-    m.dst[7] = to;
-    CHECK_EQ(openib_auth_nonce(m.nonce), OPAL_SUCCESS);
+    m.env.src[7] = 1;
+    m.env.dst[7] = to;
+    CHECK_EQ(openib_auth_nonce(m.env.nonce), OPAL_SUCCESS);
     if (nonce) {
-        memcpy(nonce, m.nonce, OPENIB_AUTH_NONCE_LEN);
+        memcpy(nonce, m.env.nonce, OPENIB_AUTH_NONCE_LEN);
     }
     CHECK_EQ(xoob_msg_encode(&m, buf, OOB_MSG_SIZE, key), OPAL_SUCCESS);
 }
@@ -553,7 +553,7 @@ static void strangers(void)
     forge(req, 10, 0x900, 0x77, token, nonce);
     CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 1);
     CHECK_EQ(check_answer(ans, ini, self, token, nonce, &out), REFUSAL_OK);
-    CHECK_EQ(out.type, XOOB_REP);
+    CHECK_EQ(out.env.type, XOOB_REP);
     CHECK_EQ(bb.tgt_made, 1);
     /* the same bytes again: a replay, no answer, nothing made */
     CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 0);
@@ -563,24 +563,24 @@ static void strangers(void)
         forge(req, 10, 0x900 + q, 0x77, token, nonce);
         CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 1);
         CHECK_EQ(check_answer(ans, ini, self, token, nonce, &out), REFUSAL_OK);
-        CHECK_EQ(out.type, XOOB_REP);
+        CHECK_EQ(out.env.type, XOOB_REP);
     }
     CHECK_EQ(bb.tgt_made, 4);
     forge(req, 10, 0x9ff, 0x77, token, nonce);
     CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 1);
     CHECK_EQ(check_answer(ans, ini, self, token, nonce, &out), REFUSAL_OK);
-    CHECK_EQ(out.type, XOOB_REJ);
+    CHECK_EQ(out.env.type, XOOB_REJ);
     CHECK_EQ(bb.tgt_made, 4);
     /* a repeated request for a send QP it has: the same target QP, no new one */
     forge(req, 10, 0x901, 0x77, token, nonce);
     CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 1);
     CHECK_EQ(check_answer(ans, ini, self, token, nonce, &out), REFUSAL_OK);
-    CHECK_EQ(out.type, XOOB_REP);
+    CHECK_EQ(out.env.type, XOOB_REP);
     /* a member's wrong queue layout: REJ with the parameter named, nothing made */
     forge(req, 10, 0x901, 0x78, token, nonce);
     CHECK_EQ(exchange(b.addrs[0], b.port, req, ans), 1);
     CHECK_EQ(check_answer(ans, ini, self, token, nonce, &out), REFUSAL_OK);
-    CHECK_EQ(out.type, XOOB_REJ);
+    CHECK_EQ(out.env.type, XOOB_REJ);
     CHECK_STR_HAS(out.why, "btl_openib_receive_queues");
 
     /* each refusal in the log: "refused", the source address, the reason */

@@ -145,12 +145,12 @@ static void sample_msg(struct xoob_msg *in)
     int i;
 
     memset(in, 0, sizeof(*in));
-    in->type = XOOB_REQ;
-    in->reason = 0x1234;
+    in->env.type = XOOB_REQ;
+    in->env.reason = 0x1234;
     /* names as Open MPI lays them out: jobid 3, vpids 1 and 2 */
-    in->src[0] = in->dst[0] = 3;
-    in->src[4] = 1;
-    in->dst[4] = 2;
+    in->env.src[0] = in->env.dst[0] = 3;
+    in->env.src[4] = 1;
+    in->env.dst[4] = 2;
     in->qpn = 0x00abcdef;
     in->psn = 0x00123456;
     in->mtu = 4096;
@@ -162,8 +162,8 @@ static void sample_msg(struct xoob_msg *in)
     in->node_id = 0x1122334455667788ull;
     strcpy(in->why, "why text");
     for (i = 0; i < OPENIB_AUTH_NONCE_LEN; ++i) {
-        in->nonce[i] = (uint8_t) (0x10 + i);
-        in->echo[i] = (uint8_t) (0x20 + i);
+        in->env.nonce[i] = (uint8_t) (0x10 + i);
+        in->env.echo[i] = (uint8_t) (0x20 + i);
     }
 }
 
@@ -175,11 +175,11 @@ static void messages(void)
     int i;
 
     memset(&in, 0, sizeof(in));
-    in.type = XOOB_REQ;
-    in.reason = 0x1234;
+    in.env.type = XOOB_REQ;
+    in.env.reason = 0x1234;
     for (i = 0; i < XOOB_ID_LEN; ++i) {
-        in.src[i] = (uint8_t) (i + 1);
-        in.dst[i] = (uint8_t) (0xf0 + i);
+        in.env.src[i] = (uint8_t) (i + 1);
+        in.env.dst[i] = (uint8_t) (0xf0 + i);
     }
     in.qpn = 0x00abcdef;
     in.psn = 0x00123456;
@@ -191,8 +191,8 @@ static void messages(void)
     in.lid = 0x0102;
     in.node_id = 0x1122334455667788ull;
     strcpy(in.why, "why text");
-    memcpy(in.nonce, "nonce-01", 8);
-    memcpy(in.echo, "echo--02", 8);
+    memcpy(in.env.nonce, "nonce-01", 8);
+    memcpy(in.env.echo, "echo--02", 8);
     CHECK_EQ(xoob_msg_encode(&in, buf, sizeof(buf), key_b), OPAL_SUCCESS);
     CHECK(xoob_msg_is_xoob(buf, sizeof(buf)));
     CHECK_EQ(buf[4], 2); /* message version 2 */
@@ -212,7 +212,7 @@ static void messages(void)
     CHECK_EQ(xoob_msg_encode(&in, buf, sizeof(buf), key_b), OPAL_SUCCESS);
     CHECK_EQ(xoob_msg_decode(buf, sizeof(buf), &out), OPAL_SUCCESS);
     CHECK_EQ(strlen(out.why), XOOB_WHY_LEN);
-    CHECK(0 == memcmp(out.nonce, "nonce-01", 8)); /* the why did not spill */
+    CHECK(0 == memcmp(out.env.nonce, "nonce-01", 8)); /* the why did not spill */
 
     /* every truncation */
     for (cut = 0; cut < OOB_MSG_SIZE; ++cut) {
@@ -272,50 +272,50 @@ static void checks(void)
     sample_msg(&in); /* REQ from vpid 1 to vpid 2 */
     CHECK_EQ(xoob_msg_encode(&in, buf, sizeof(buf), key_b), OPAL_SUCCESS);
     v = xoob_msg_view(buf, sizeof(buf), XOOB_REQ, XOOB_REQ, &out);
-    CHECK_EQ(oob_check_request_frame(v, in.dst, 4, key_a, r), REFUSAL_BAD_MAC);
+    CHECK_EQ(oob_check_request_frame(v, in.env.dst, 4, key_a, r), REFUSAL_BAD_MAC);
     CHECK_EQ(oob_check_request_frame(v, other, 4, key_b, r), REFUSAL_WRONG_DST);
-    CHECK_EQ(oob_check_request_frame(v, in.dst, 1, key_b, r), REFUSAL_NOT_MEMBER);
+    CHECK_EQ(oob_check_request_frame(v, in.env.dst, 1, key_b, r), REFUSAL_NOT_MEMBER);
     v = xoob_msg_view(buf, 159, XOOB_REQ, XOOB_REQ, &out);
-    CHECK_EQ(oob_check_request_frame(v, in.dst, 4, key_b, r), REFUSAL_MALFORMED);
+    CHECK_EQ(oob_check_request_frame(v, in.env.dst, 4, key_b, r), REFUSAL_MALFORMED);
     for (i = 0; i < OOB_MSG_SIZE; ++i) {
         buf[i] ^= 0x08;
         v = xoob_msg_view(buf, sizeof(buf), XOOB_REQ, XOOB_REQ, &out);
-        ok += REFUSAL_OK == oob_check_request_frame(v, in.dst, 4, key_b, r);
+        ok += REFUSAL_OK == oob_check_request_frame(v, in.env.dst, 4, key_b, r);
         buf[i] ^= 0x08;
     }
     CHECK_EQ(ok, 0);
     CHECK_EQ(r->used, 0); /* nothing refused was remembered */
     v = xoob_msg_view(buf, sizeof(buf), XOOB_REQ, XOOB_REQ, &out);
-    CHECK_EQ(oob_check_request_frame(v, in.dst, 4, key_b, r), REFUSAL_OK);
+    CHECK_EQ(oob_check_request_frame(v, in.env.dst, 4, key_b, r), REFUSAL_OK);
     CHECK_EQ(out.qpn, in.qpn);
-    CHECK_EQ(oob_check_request_frame(v, in.dst, 4, key_b, r), REFUSAL_REPLAY);
+    CHECK_EQ(oob_check_request_frame(v, in.env.dst, 4, key_b, r), REFUSAL_REPLAY);
     /* a REP is no request */
-    in.type = XOOB_REP;
+    in.env.type = XOOB_REP;
     CHECK_EQ(xoob_msg_encode(&in, buf, sizeof(buf), key_b), OPAL_SUCCESS);
     v = xoob_msg_view(buf, sizeof(buf), XOOB_REQ, XOOB_REQ, &out);
-    CHECK_EQ(oob_check_request_frame(v, in.dst, 4, key_b, r), REFUSAL_MALFORMED);
+    CHECK_EQ(oob_check_request_frame(v, in.env.dst, 4, key_b, r), REFUSAL_MALFORMED);
 
     /* an answer: vpid 2 answers vpid 1, keyed with 1's token (key_a),
      * echoing the REQ's nonce */
     sample_msg(&in);
-    in.type = XOOB_REP;
-    memcpy(in.src, (const uint8_t[XOOB_ID_LEN]) { 3, 0, 0, 0, 2 }, XOOB_ID_LEN);
-    memcpy(in.dst, (const uint8_t[XOOB_ID_LEN]) { 3, 0, 0, 0, 1 }, XOOB_ID_LEN);
-    memcpy(in.echo, "asked-01", 8);
+    in.env.type = XOOB_REP;
+    memcpy(in.env.src, (const uint8_t[XOOB_ID_LEN]) { 3, 0, 0, 0, 2 }, XOOB_ID_LEN);
+    memcpy(in.env.dst, (const uint8_t[XOOB_ID_LEN]) { 3, 0, 0, 0, 1 }, XOOB_ID_LEN);
+    memcpy(in.env.echo, "asked-01", 8);
     CHECK_EQ(xoob_msg_encode(&in, buf, sizeof(buf), key_a), OPAL_SUCCESS);
     v = xoob_msg_view(buf, sizeof(buf), XOOB_REP, XOOB_REJ, &out);
-    CHECK_EQ(oob_check_answer_frame(v, in.dst, in.src, key_a, (const uint8_t *) "asked-01"),
+    CHECK_EQ(oob_check_answer_frame(v, in.env.dst, in.env.src, key_a, (const uint8_t *) "asked-01"),
              REFUSAL_OK);
-    CHECK_EQ(oob_check_answer_frame(v, in.dst, in.src, key_a, (const uint8_t *) "asked-02"),
+    CHECK_EQ(oob_check_answer_frame(v, in.env.dst, in.env.src, key_a, (const uint8_t *) "asked-02"),
              REFUSAL_REPLAY);
-    CHECK_EQ(oob_check_answer_frame(v, in.dst, in.src, key_b, (const uint8_t *) "asked-01"),
+    CHECK_EQ(oob_check_answer_frame(v, in.env.dst, in.env.src, key_b, (const uint8_t *) "asked-01"),
              REFUSAL_BAD_MAC);
-    CHECK_EQ(oob_check_answer_frame(v, in.dst, other, key_a, (const uint8_t *) "asked-01"),
+    CHECK_EQ(oob_check_answer_frame(v, in.env.dst, other, key_a, (const uint8_t *) "asked-01"),
              REFUSAL_WRONG_SRC);
-    CHECK_EQ(oob_check_answer_frame(v, other, in.src, key_a, (const uint8_t *) "asked-01"),
+    CHECK_EQ(oob_check_answer_frame(v, other, in.env.src, key_a, (const uint8_t *) "asked-01"),
              REFUSAL_WRONG_DST);
     v = xoob_msg_view(buf, 100, XOOB_REP, XOOB_REJ, &out);
-    CHECK_EQ(oob_check_answer_frame(v, in.dst, in.src, key_a, (const uint8_t *) "asked-01"),
+    CHECK_EQ(oob_check_answer_frame(v, in.env.dst, in.env.src, key_a, (const uint8_t *) "asked-01"),
              REFUSAL_MALFORMED);
     free(r);
 }
