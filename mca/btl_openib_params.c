@@ -20,7 +20,9 @@ static char openib_version_string[] = OPENIB_VERSION_STRING " (out-of-tree, for 
 static char openib_default_queues[] = OPENIB_DEFAULT_RECEIVE_QUEUES;
 
 /* One row per integer parameter: its name, default, storage, level and
- * help, so a default stands beside what it sets. */
+ * help, so a default stands beside what it sets. INT_PARAM writes the name
+ * once, for both the variable (btl_openib_<name>) and its storage
+ * (openib_params.<name>). */
 struct int_param {
     const char *name;
     int dflt;
@@ -28,6 +30,8 @@ struct int_param {
     mca_base_var_info_lvl_t level;
     const char *help;
 };
+#define INT_PARAM(name_, dflt_, level_, help_) \
+    { #name_, dflt_, &openib_params.name_, level_, help_ }
 
 /* The help line ends with the valid range from the table the start-up
  * check uses, so ompi_info and the check never disagree. */
@@ -57,29 +61,29 @@ static int reg_string(const struct mca_base_component_2_1_0_t *c, const char *na
 int openib_params_register(const struct mca_base_component_2_1_0_t *c)
 {
     const struct int_param ints[] = {
-        { "verbose", 0, &openib_params.verbose, OPAL_INFO_LVL_3,
-          "How much openib explains itself (0 = quiet, 10 = devices, ports and CPC choices, 100 = every connection step)" },
-        { "cq_size", 8192, &openib_params.cq_size, OPAL_INFO_LVL_5,
-          "Completion queue entries per port (raised automatically to fit the queues)" },
-        { "max_inline_data", -1, &openib_params.max_inline_data, OPAL_INFO_LVL_5,
-          "Largest message sent inline in the work request (-1 = up to 128 bytes, 48 on rxe (device table), fitted to the device; 0 = never)" },
-        { "gid_index", -1, &openib_params.gid_index, OPAL_INFO_LVL_4,
-          "GID table index to use on each port (-1 = automatic: RoCE v2 IPv4 GID if present, else index 0)" },
+        INT_PARAM(verbose, 0, OPAL_INFO_LVL_3,
+          "How much openib explains itself (0 = quiet, 10 = devices, ports and CPC choices, 100 = every connection step)"),
+        INT_PARAM(cq_size, 8192, OPAL_INFO_LVL_5,
+          "Completion queue entries per port (raised automatically to fit the queues)"),
+        INT_PARAM(max_inline_data, -1, OPAL_INFO_LVL_5,
+          "Largest message sent inline in the work request (-1 = up to 128 bytes, 48 on rxe (device table), fitted to the device; 0 = never)"),
+        INT_PARAM(gid_index, -1, OPAL_INFO_LVL_4,
+          "GID table index to use on each port (-1 = automatic: RoCE v2 IPv4 GID if present, else index 0)"),
         /* 4.096 us * 2^18 = about 1.07 s per try. Shorter ACK timeouts fire
          * spuriously when a congested fabric pauses a link (PFC, credit stalls on
          * large IB fabrics) or a software device queues for long, and each
          * spurious retry resends whole messages; UCX's RC default is 1 s too. A dead
          * peer is still noticed within (ib_retry_count + 1) tries, about 9 s. */
-        { "ib_timeout", 18, &openib_params.ib_timeout, OPAL_INFO_LVL_5,
-          "Local ACK timeout exponent: 4.096 us * 2^value" },
-        { "ib_retry_count", 7, &openib_params.ib_retry_count, OPAL_INFO_LVL_5,
-          "Transport retries before a queue pair fails" },
-        { "ib_rnr_retry", 7, &openib_params.ib_rnr_retry, OPAL_INFO_LVL_5,
-          "Receiver-not-ready retries (7 = retry forever)" },
-        { "ib_service_level", 0, &openib_params.ib_service_level, OPAL_INFO_LVL_4,
-          "InfiniBand service level (SL) of our connections; the fabric maps it to a virtual lane (0 = the default lane)" },
-        { "traffic_class", 0, &openib_params.traffic_class, OPAL_INFO_LVL_4,
-          "Traffic class of our packets' routing header: on RoCE v2 the IP TOS byte, DSCP in the upper 6 bits (e.g. DSCP 26 = 104); on InfiniBand the GRH TClass when a GRH is used (0 = best effort)" },
+        INT_PARAM(ib_timeout, 18, OPAL_INFO_LVL_5,
+          "Local ACK timeout exponent: 4.096 us * 2^value"),
+        INT_PARAM(ib_retry_count, 7, OPAL_INFO_LVL_5,
+          "Transport retries before a queue pair fails"),
+        INT_PARAM(ib_rnr_retry, 7, OPAL_INFO_LVL_5,
+          "Receiver-not-ready retries (7 = retry forever)"),
+        INT_PARAM(ib_service_level, 0, OPAL_INFO_LVL_4,
+          "InfiniBand service level (SL) of our connections; the fabric maps it to a virtual lane (0 = the default lane)"),
+        INT_PARAM(traffic_class, 0, OPAL_INFO_LVL_4,
+          "Traffic class of our packets' routing header: on RoCE v2 the IP TOS byte, DSCP in the upper 6 bits (e.g. DSCP 26 = 104); on InfiniBand the GRH TClass when a GRH is used (0 = best effort)"),
         /* Per QP, so per peer: 127 WRs of up to 128 inline bytes is about
          * 32 KiB of send queue as HCAs lay it out (64-byte blocks), 256 WRs of
          * 512 would be 160 KiB. 127 in flight still covers a 64-message window
@@ -87,33 +91,33 @@ int openib_params_register(const struct mca_base_component_2_1_0_t *c)
          * provider whose ring keeps one slot empty to tell full from empty
          * rounds max_send_wr + 1 up to a power of two (rxe), so 128 would
          * double its queue; 127 fills the same power of two everywhere. */
-        { "max_send_wr", 127, &openib_params.max_send_wr, OPAL_INFO_LVL_5,
-          "Send work requests per queue pair (one is kept for credit returns)" },
-        { "free_list_num", 64, &openib_params.free_list_num, OPAL_INFO_LVL_5,
-          "Fragments preallocated per size class" },
-        { "free_list_max", -1, &openib_params.free_list_max, OPAL_INFO_LVL_5,
-          "Most fragments per size class (-1 = unlimited)" },
-        { "free_list_inc", 64, &openib_params.free_list_inc, OPAL_INFO_LVL_5,
-          "Fragments added when a size class runs out" },
+        INT_PARAM(max_send_wr, 127, OPAL_INFO_LVL_5,
+          "Send work requests per queue pair (one is kept for credit returns)"),
+        INT_PARAM(free_list_num, 64, OPAL_INFO_LVL_5,
+          "Fragments preallocated per size class"),
+        INT_PARAM(free_list_max, -1, OPAL_INFO_LVL_5,
+          "Most fragments per size class (-1 = unlimited)"),
+        INT_PARAM(free_list_inc, 64, OPAL_INFO_LVL_5,
+          "Fragments added when a size class runs out"),
         /* flush waits on the device, not on the peer: a dead peer ends the
          * operations sooner through the QP's retries (ib_timeout x retry count) */
-        { "flush_timeout", 120, &openib_params.flush_timeout, OPAL_INFO_LVL_5,
-          "Seconds btl_flush (MPI one-sided synchronization) waits for outstanding RDMA operations before it reports an error: a guard against a device that stops completing (a peer that does not answer ends them sooner, through the queue pair's retries). Connection attempts are bounded by btl_openib_connect_<cpc>_timeout" },
-        { "poll_batch", 16, &openib_params.poll_batch, OPAL_INFO_LVL_6,
-          "Completions taken per poll of a completion queue" },
-        { "max_peers", 0, &openib_params.max_peers, OPAL_INFO_LVL_4,
-          "Connected peers per port beyond which the least recently used idle connection is closed cleanly and reopened when needed (0 = no limit)" },
-        { "eager_rdma_num", 16, &openib_params.eager_rdma_num, OPAL_INFO_LVL_4,
-          "Peers per port whose small messages arrive by RDMA write into a ring this process polls (0 = never; each ring is eager_rdma_slots * eager_rdma_slot_size bytes)" },
-        { "eager_rdma_threshold", 16, &openib_params.eager_rdma_threshold, OPAL_INFO_LVL_5,
-          "Messages received from a peer before it is offered an eager-RDMA ring" },
-        { "eager_rdma_slots", 32, &openib_params.eager_rdma_slots, OPAL_INFO_LVL_5,
-          "Slots in each eager-RDMA ring" },
-        { "eager_rdma_slot_size", 2048, &openib_params.eager_rdma_slot_size, OPAL_INFO_LVL_5,
-          "Bytes per eager-RDMA slot; messages up to this size minus 16 (and within max_inline_data) use the ring" },
-        { "want_fork_support", -1, &openib_params.want_fork_support, OPAL_INFO_LVL_4,
+        INT_PARAM(flush_timeout, 120, OPAL_INFO_LVL_5,
+          "Seconds btl_flush (MPI one-sided synchronization) waits for outstanding RDMA operations before it reports an error: a guard against a device that stops completing (a peer that does not answer ends them sooner, through the queue pair's retries). Connection attempts are bounded by btl_openib_connect_<cpc>_timeout"),
+        INT_PARAM(poll_batch, 16, OPAL_INFO_LVL_6,
+          "Completions taken per poll of a completion queue"),
+        INT_PARAM(max_peers, 0, OPAL_INFO_LVL_4,
+          "Connected peers per port beyond which the least recently used idle connection is closed cleanly and reopened when needed (0 = no limit)"),
+        INT_PARAM(eager_rdma_num, 16, OPAL_INFO_LVL_4,
+          "Peers per port whose small messages arrive by RDMA write into a ring this process polls (0 = never; each ring is eager_rdma_slots * eager_rdma_slot_size bytes)"),
+        INT_PARAM(eager_rdma_threshold, 16, OPAL_INFO_LVL_5,
+          "Messages received from a peer before it is offered an eager-RDMA ring"),
+        INT_PARAM(eager_rdma_slots, 32, OPAL_INFO_LVL_5,
+          "Slots in each eager-RDMA ring"),
+        INT_PARAM(eager_rdma_slot_size, 2048, OPAL_INFO_LVL_5,
+          "Bytes per eager-RDMA slot; messages up to this size minus 16 (and within max_inline_data) use the ring"),
+        INT_PARAM(want_fork_support, -1, OPAL_INFO_LVL_4,
           "Fork support for verbs memory (the old openib's name): -1 or 0 = no, "
-          "1 = call ibv_fork_init before any verbs resource and disable openib if it fails" },
+          "1 = call ibv_fork_init before any verbs resource and disable openib if it fails"),
     };
     size_t i;
     int rc;
